@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/** The keys of `channels:` that shape intake and the worker pool (reference §2, §4.1). */
+export const intakeConfigShape = {
+  max_concurrency: z
+    .number()
+    .int()
+    .positive()
+    .default(5)
+    .describe('Messages handled at once; each holds one worker for its whole run.'),
+  inbound_queue_maxsize: z
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe('Accepted messages waiting for a worker; past this new messages are refused before any acknowledgement.'),
+  shutdown_grace_period_seconds: z
+    .number()
+    .nonnegative()
+    .finite()
+    .default(3)
+    .describe('On shutdown, how long in-flight work may finish before it is cancelled.'),
+};
+
+export interface IntakeConfig {
+  max_concurrency: number;
+  inbound_queue_maxsize: number;
+  shutdown_grace_period_seconds: number;
+}

@@ -1,0 +1,148 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { z } from 'zod';
+import type { Logger } from '../logger.js';
+
+/**
+ * The contract between core and a platform. Core never learns which platform it talks to:
+ * every difference is data in `ChannelCapabilities` or behaviour behind `ChannelEgress`.
+ */
+
+/** How a platform shows a reply while the model is still writing it. */
+export type StreamingStyle =
+  /** The platform streams natively (Slack `chat.appendStream`, Telegram drafts). */
+  | 'native'
+  /** One card updated in place (Feishu CardKit, DingTalk AI card). */
+  | 'card'
+  /** One message edited in place (Telegram, Discord, Slack `chat.update`). */
+  | 'edit'
+  /** Only the final answer is sent (GitHub comments). */
+  | 'none';
+
+export interface ChannelCapabilities {
+  streaming: StreamingStyle;
+  /** The longest single message the platform accepts, in characters; longer replies are split. */
+  maxMessageChars: number;
+  /** The platform has its own threads (Slack, Discord, Feishu topics) that replies go into. */
+  hasThreads: boolean;
+  /** File transfer, in bytes; 0 means the direction is not supported. */
+  files: { maxInboundBytes: number; maxOutboundBytes: number };
+  /** What the bot reacts to in group chats. */
+  groupTrigger: 'every-message' | 'mention' | 'configurable';
+  /** How the manager runs the agent for this platform's messages. */
+  runMode: 'stream' | 'wait' | 'fire_and_forget';
+}
+
+/**
+ * Where a reply goes, in the platform's own ids. Made by ingress, carried through the bus as
+ * plain data (so another process can deliver it), read only by the same platform's egress.
+ */
+export interface ReplyAnchor {
+  /** The platform message being answered (reply-to target, thread root). */
+  messageId?: string;
+  /** A placeholder ingress already posted ("Working on it..."), to be turned into the reply. */
+  placeholderId?: string;
+}
+
+export type InboundKind = 'chat' | 'command';
+
+/** One message from a person, normalized by ingress (reference §1.2). */
+export interface InboundMessage {
+  /** Platform name, e.g. `telegram`; routes the reply back to the same adapter. */
+  channel: string;
+  chatId: string;
+  /** Conversation key suffix inside a chat; absent = one conversation per chat (reference §3.3). */
+  topicId?: string;
+  /** The sender's platform id. */
+  userId: string;
+  /** Team, guild or tenant scope; part of the dedupe key (reference §4.2). */
+  workspaceId?: string;
+  /** The platform's stable id for this message; absent = cannot be deduplicated. */
+  messageId?: string;
+  text: string;
+  kind: InboundKind;
+  isPrivateChat: boolean;
+  replyTo: ReplyAnchor;
+  /** Milliseconds since the epoch, when ingress received it. */
+  receivedAt: number;
+}
+
+/** Everything egress needs to deliver one reply; derived from the inbound message. */
+export interface ReplyTarget {
+  chatId: string;
+  topicId?: string;
+  isPrivateChat: boolean;
+  replyTo: ReplyAnchor;
+}
+
+/** One reply being delivered, from the first partial to the final text. */
+export interface Reply {
+  /**
+   * Show partial text. Returns at once; the egress coalesces updates (latest wins) and may drop
+   * partials to stay inside the platform's rate limits. Never throws.
+   */
+  update(text: string): void;
+  /**
+   * Deliver the final text, split to the platform's limits. Resolves once delivered; rejects with
+   * a `ChannelError` when it could not be, after the retries the platform allows.
+   */
+  finish(text: string): Promise<void>;
+}
+
+export interface ChannelEgress {
+  reply(target: ReplyTarget): Reply;
+}
+
+export interface ChannelStatus {
+  running: boolean;
+  /** Why it is not running; secret-free. */
+  reason?: string;
+}
+
+export interface ChannelAdapter {
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  readonly egress: ChannelEgress;
+  /** Starts ingress (polling, sockets). Rejects with a `ChannelError` when the platform refuses us. */
+  start(): Promise<void>;
+  /** Stops ingress; in-flight acknowledgements finish first. */
+  stop(): Promise<void>;
+  status(): ChannelStatus;
+  /** Webhook routes, mounted at `/api/webhooks/<name>`. */
+  routes?: FastifyPluginAsync;
+}
+
+/** Taken by ingress before it acknowledges a message, so a full queue refuses before any ack. */
+export interface InboundReservation {
+  /** Hands the message to the workers. Throws if the reservation was invalidated by shutdown. */
+  commit(message: InboundMessage): void;
+  /** Gives the slot back; idempotent. */
+  release(): void;
+}
+
+export interface InboundIntake {
+  /**
+   * Never waits for capacity: resolves with a slot or rejects at once with
+   * `AppError('INBOUND_QUEUE_FULL' | 'INBOUND_QUEUE_CLOSED')`.
+   */
+  reserve(): Promise<InboundReservation>;
+}
+
+/** What core hands every adapter. */
+export interface ChannelDeps {
+  intake: InboundIntake;
+  /** Names (without `/`) that are commands; other slash words are chat. */
+  commandNames: ReadonlySet<string>;
+  logger: Logger;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now: () => number;
+}
+
+/** A platform: its config schema and a factory. Registered in `channels/index.ts`. */
+export interface ChannelDefinition<Config = unknown> {
+  name: string;
+  /** Validates `channels.<name>` of config.yaml. */
+  configSchema: z.ZodType<Config>;
+  /** Whether the parsed config asks for this channel to run. */
+  isEnabled(config: Config): boolean;
+  create(config: Config, deps: ChannelDeps): ChannelAdapter;
+}

@@ -1,0 +1,39 @@
+import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { threads } from './agent.js';
+
+/**
+ * Conversation → agent thread (reference §3.1). `topic_id` is '' for "one thread per chat",
+ * so the key is a plain composite primary key on both drivers.
+ */
+export const threadMappings = pgTable(
+  'thread_mappings',
+  {
+    channel: text('channel').notNull(),
+    chatId: text('chat_id').notNull(),
+    topicId: text('topic_id').notNull().default(''),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    /** The platform user who started the conversation. */
+    userId: text('user_id'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.channel, t.chatId, t.topicId] })],
+);
+
+/** Inbound messages already accepted, so a platform redelivery runs once (reference §4.2). */
+export const inboundDedupe = pgTable(
+  'inbound_dedupe',
+  {
+    channel: text('channel').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+    chatId: text('chat_id').notNull(),
+    messageId: text('message_id').notNull(),
+    firstSeen: timestamp('first_seen', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.channel, t.workspaceId, t.chatId, t.messageId] }),
+    index('inbound_dedupe_first_seen_idx').on(t.firstSeen),
+  ],
+);

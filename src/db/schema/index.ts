@@ -1,0 +1,3 @@
+export * from './agent.js';
+export * from './channels.js';
+export * from './checkpoints.js';

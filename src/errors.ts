@@ -1,0 +1,119 @@
+/**
+ * Errors that cross a module boundary. Two audiences: logs read `message`, `code` and `cause`;
+ * users only ever see `userMessage`, written on purpose (never a library's `error.message`).
+ */
+
+export type ErrorCode =
+  | 'CONFIG_INVALID'
+  | 'BAD_REQUEST'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'THREAD_BUSY'
+  | 'MODEL_NOT_CONFIGURED'
+  | 'MODEL_FAILED'
+  | 'RUN_CANCELLED'
+  | 'INBOUND_QUEUE_FULL'
+  | 'INBOUND_QUEUE_CLOSED'
+  | 'CHANNEL_RATE_LIMITED'
+  | 'CHANNEL_UNAUTHORIZED'
+  | 'CHANNEL_REJECTED'
+  | 'CHANNEL_UNAVAILABLE'
+  | 'INTERNAL';
+
+export interface AppErrorOptions {
+  cause?: unknown;
+  /** HTTP status when the error reaches the gateway. */
+  status?: number;
+  /** Text safe to show a user; absent means a fixed generic reply is shown instead. */
+  userMessage?: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly userMessage: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = options.status ?? 500;
+    this.userMessage = options.userMessage;
+  }
+}
+
+export class ConfigError extends AppError {
+  /** One line per invalid key: `<key.path>: <expectation>`. */
+  readonly issues: string[];
+
+  constructor(issues: string[], options: AppErrorOptions = {}) {
+    super('CONFIG_INVALID', `invalid configuration:\n  ${issues.join('\n  ')}`, options);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+/** The agent side failed or refused: busy thread, missing model, model error, cancellation. */
+export class AgentError extends AppError {
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(code, message, options);
+    this.name = 'AgentError';
+  }
+}
+
+/** A platform answered with an error, or could not be reached. Adapters translate SDK errors into this. */
+export class ChannelError extends AppError {
+  readonly platform: string;
+  /** Set when the platform asked us to wait (HTTP 429 and the like). */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    platform: string,
+    code: ErrorCode,
+    message: string,
+    options: AppErrorOptions & { retryAfterMs?: number } = {},
+  ) {
+    super(code, message, options);
+    this.name = 'ChannelError';
+    this.platform = platform;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(what: string) {
+    super('NOT_FOUND', `${what} not found`, { status: 404, userMessage: `${what} not found` });
+    this.name = 'NotFoundError';
+  }
+}
+
+export class ThreadBusyError extends AgentError {
+  constructor(threadId: string) {
+    super('THREAD_BUSY', `thread ${threadId} already has an active run`, {
+      status: 409,
+      userMessage: 'Thread is busy with another run.',
+    });
+    this.name = 'ThreadBusyError';
+  }
+}
+
+/** Wraps anything thrown so callers can rely on `code`; keeps the original as `cause`. */
+export function asAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new AppError('INTERNAL', message, { cause: error });
+}
+
+/** A short, secret-free description of an error for logs. */
+export function describeError(error: unknown): { code?: string; name?: string; message: string } {
+  if (error instanceof AppError) return { code: error.code, name: error.name, message: error.message };
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { message: String(error) };
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super('CONFLICT', message, { status: 409, userMessage: message });
+    this.name = 'ConflictError';
+  }
+}

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+
+export const serverConfigSchema = z
+  .strictObject({
+    host: z.string().min(1).default('127.0.0.1').describe('Interface the HTTP server listens on.'),
+    port: z.number().int().min(0).max(65535).default(8001).describe('HTTP port; 0 picks a free one.'),
+    public_url: z
+      .url()
+      .default('http://localhost:8001')
+      .describe('Address users reach the server at; used in links the server hands out.'),
+  })
+  .prefault({});
+
+export type ServerConfig = z.infer<typeof serverConfigSchema>;

@@ -1,0 +1,102 @@
+/**
+ * The agent as the manager and the gateway see it: the subset of the LangGraph Platform API that
+ * `@langchain/langgraph-sdk` speaks, in its wire shapes (snake_case), so the embedded runtime, the
+ * HTTP gateway and a remote LangGraph server are interchangeable.
+ */
+
+export type RunStatus = 'pending' | 'running' | 'success' | 'error' | 'timeout' | 'interrupted';
+
+export interface ThreadInfo {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  metadata: Record<string, unknown>;
+  status: 'idle' | 'busy' | 'interrupted' | 'error';
+  /** Latest state values (messages serialized as LangGraph message dicts), or null before any run. */
+  values: Record<string, unknown> | null;
+  interrupts: Record<string, unknown>;
+}
+
+export interface RunInfo {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  status: RunStatus;
+  created_at: string;
+  updated_at: string;
+  metadata: Record<string, unknown>;
+  multitask_strategy: 'reject';
+  kwargs: Record<string, unknown>;
+}
+
+export interface InputMessage {
+  role: 'human' | 'user';
+  content: string;
+  additional_kwargs?: Record<string, unknown>;
+}
+
+export type StreamMode = 'values' | 'messages' | 'messages-tuple' | 'updates';
+
+export interface RunRequest {
+  assistant_id: string;
+  input?: { messages: InputMessage[] } | null;
+  config?: { recursion_limit?: number; configurable?: Record<string, unknown>; tags?: string[] };
+  context?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+  /** Only `reject` is supported: a thread runs one thing at a time. */
+  multitask_strategy?: 'reject';
+  stream_mode?: StreamMode[];
+}
+
+/** One server-sent event of a run stream: `event: <event>\ndata: <json>`. */
+export interface StreamPart {
+  event: string;
+  data: unknown;
+}
+
+export interface RunStream {
+  run: RunInfo;
+  /** Ends when the run ends; a failure arrives as a final `error` part, never as a throw. */
+  events: AsyncIterable<StreamPart>;
+}
+
+export interface CreateThreadRequest {
+  thread_id?: string;
+  metadata?: Record<string, unknown>;
+  /** `raise` (default) fails with ConflictError on an existing id; `do_nothing` returns it. */
+  if_exists?: 'raise' | 'do_nothing';
+}
+
+export interface ModelInfo {
+  name: string;
+  model: string;
+}
+
+export interface RunOptions {
+  /** Aborting cancels the run (status `interrupted`). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Everything here throws `AppError`s: `NotFoundError` for unknown ids, `ThreadBusyError` when the
+ * thread already has an active run, `AgentError('MODEL_NOT_CONFIGURED')` when no model exists.
+ */
+export interface AgentRuntime {
+  createThread(request?: CreateThreadRequest): Promise<ThreadInfo>;
+  getThread(threadId: string): Promise<ThreadInfo>;
+  /** Resolves once the run is admitted (so a busy thread rejects before any event). */
+  streamRun(threadId: string, request: RunRequest, options?: RunOptions): Promise<RunStream>;
+  /** Runs to the end; resolves with the final state values. A failed run rejects with AgentError. */
+  waitRun(threadId: string, request: RunRequest, options?: RunOptions): Promise<{ run: RunInfo; values: Record<string, unknown> }>;
+  /** Resolves once the run is pending; it goes on in the background. */
+  createRun(threadId: string, request: RunRequest): Promise<RunInfo>;
+  getRun(threadId: string, runId: string): Promise<RunInfo>;
+  /** Cancels an active run; with `wait`, resolves after it stopped. No-op for finished runs. */
+  cancelRun(threadId: string, runId: string, options?: { wait?: boolean }): Promise<void>;
+  models(): ModelInfo[];
+  /** Stops every active run and releases resources. */
+  close(): Promise<void>;
+}
+
+/** The assistant id every run uses; custom agents ride on it through `context.agent_name`. */
+export const LEAD_AGENT_ID = 'lead_agent';
