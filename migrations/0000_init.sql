@@ -43,12 +43,23 @@ CREATE TABLE "thread_mappings" (
 	CONSTRAINT "thread_mappings_channel_chat_id_topic_id_pk" PRIMARY KEY("channel","chat_id","topic_id")
 );
 --> statement-breakpoint
+CREATE TABLE "checkpoint_blobs" (
+	"thread_id" text NOT NULL,
+	"checkpoint_ns" text DEFAULT '' NOT NULL,
+	"channel" text NOT NULL,
+	"version" text NOT NULL,
+	"type" text NOT NULL,
+	"blob" "bytea",
+	CONSTRAINT "checkpoint_blobs_thread_id_checkpoint_ns_channel_version_pk" PRIMARY KEY("thread_id","checkpoint_ns","channel","version")
+);
+--> statement-breakpoint
 CREATE TABLE "checkpoint_writes" (
 	"thread_id" text NOT NULL,
 	"checkpoint_ns" text DEFAULT '' NOT NULL,
 	"checkpoint_id" text NOT NULL,
 	"task_id" text NOT NULL,
 	"idx" integer NOT NULL,
+	"task_path" text DEFAULT '' NOT NULL,
 	"channel" text NOT NULL,
 	"type" text NOT NULL,
 	"value" "bytea" NOT NULL,
@@ -62,12 +73,12 @@ CREATE TABLE "checkpoints" (
 	"parent_checkpoint_id" text,
 	"type" text NOT NULL,
 	"checkpoint" "bytea" NOT NULL,
+	"blob_versions" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"metadata" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	CONSTRAINT "checkpoints_thread_id_checkpoint_ns_checkpoint_id_pk" PRIMARY KEY("thread_id","checkpoint_ns","checkpoint_id")
 );
 --> statement-breakpoint
 ALTER TABLE "runs" ADD CONSTRAINT "runs_thread_id_threads_id_fk" FOREIGN KEY ("thread_id") REFERENCES "public"."threads"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "thread_mappings" ADD CONSTRAINT "thread_mappings_thread_id_threads_id_fk" FOREIGN KEY ("thread_id") REFERENCES "public"."threads"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "runs_one_active_per_thread" ON "runs" USING btree ("thread_id") WHERE "runs"."status" in ('pending', 'running');--> statement-breakpoint
 CREATE INDEX "runs_thread_created_idx" ON "runs" USING btree ("thread_id","created_at");--> statement-breakpoint
 CREATE INDEX "inbound_dedupe_first_seen_idx" ON "inbound_dedupe" USING btree ("first_seen");

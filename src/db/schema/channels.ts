@@ -1,5 +1,4 @@
 import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { threads } from './agent.js';
 
 /**
  * Conversation → agent thread (reference §3.1). `topic_id` is '' for "one thread per chat",
@@ -11,9 +10,8 @@ export const threadMappings = pgTable(
     channel: text('channel').notNull(),
     chatId: text('chat_id').notNull(),
     topicId: text('topic_id').notNull().default(''),
-    threadId: uuid('thread_id')
-      .notNull()
-      .references(() => threads.id, { onDelete: 'cascade' }),
+    /** The runtime's thread id; no foreign key, since a remote runtime keeps its threads elsewhere. */
+    threadId: uuid('thread_id').notNull(),
     /** The platform user who started the conversation. */
     userId: text('user_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -1,0 +1,46 @@
+import type { InboundKind } from '../../src/channel/types.js';
+
+/**
+ * Telegram's `/command@BotName` addressing (https://core.telegram.org/bots/features#commands):
+ * in groups a command may name the bot it is for. Command names are 1-32 letters, digits or
+ * underscores; anything else after `/` is not a bot command and stays plain text.
+ */
+const ADDRESSED_COMMAND = /^\/([A-Za-z0-9_]{1,32})@([A-Za-z0-9_]+)(?=\s|$)/;
+
+/** Handled by the adapter itself, never forwarded (reference §5.3). */
+export const START_COMMAND = 'start';
+
+/**
+ * Drops our own `@botUsername` from a leading command (`/new@Test_Bot args` → `/new args`,
+ * compared case-insensitively). Returns `undefined` when the command names another bot, so the
+ * message is not for us; any other text comes back unchanged.
+ */
+export function normalizeCommand(text: string, botUsername: string): string | undefined {
+  const match = ADDRESSED_COMMAND.exec(text);
+  if (!match) return text;
+  const [token, name = '', addressee = ''] = match;
+  if (addressee.toLowerCase() !== botUsername.toLowerCase()) return undefined;
+  return `/${name}${text.slice(token.length)}`;
+}
+
+/** The first whitespace-delimited token without its `/`, lowercased; `undefined` if not a slash word. */
+export function commandName(text: string): string | undefined {
+  if (!text.startsWith('/')) return undefined;
+  const token = text.split(/\s/, 1)[0] ?? '';
+  return token.slice(1).toLowerCase();
+}
+
+/**
+ * `command` when the text starts (no leading whitespace) with a slash word in `commandNames`;
+ * everything else, including unknown slash words and paths like `/etc/hosts`, is `chat`.
+ */
+export function classifyText(text: string, commandNames: ReadonlySet<string>): InboundKind {
+  const name = commandName(text);
+  return name !== undefined && commandNames.has(name) ? 'command' : 'chat';
+}
+
+/** The argument of a `/start` command (`''` when bare), or `undefined` when it is not one. */
+export function parseStartCommand(text: string): string | undefined {
+  if (commandName(text) !== START_COMMAND) return undefined;
+  return text.slice(text.split(/\s/, 1)[0]?.length ?? 0).trim();
+}

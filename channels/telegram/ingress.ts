@@ -1,0 +1,270 @@
+import type { Bot } from 'grammy';
+import type { Message } from 'grammy/types';
+import type { RateGate } from '../../src/channel/rate-gate.js';
+import type { ChannelDeps, ChannelStatus, InboundMessage, InboundReservation } from '../../src/channel/types.js';
+import { describeError } from '../../src/errors.js';
+import { classifyText, normalizeCommand, parseStartCommand } from './commands.js';
+import { sendTelegramText } from './egress.js';
+import { toChannelError, notRunningReason } from './errors.js';
+import { isPrivateChatType, topicIdFor } from './ids.js';
+
+/** Everything this adapter says to users by itself (reference §5.3, §6.2). */
+export const TELEGRAM_REPLIES = {
+  working: 'Working on it...',
+  welcome: 'Welcome to DeerFlow! Send me a message to start a conversation.\nType /help for available commands.',
+} as const;
+
+/** What to do with one incoming message. */
+export type MessageDecision =
+  | { action: 'ignore'; reason: 'no-sender' | 'bot-sender' | 'no-text' | 'other-bot' | 'not-allowed' }
+  | { action: 'welcome' }
+  | { action: 'forward'; message: Omit<InboundMessage, 'replyTo' | 'receivedAt'> };
+
+export interface DecideContext {
+  botUsername: string;
+  /** Empty allows everyone. */
+  allowedUsers: ReadonlySet<number>;
+  commandNames: ReadonlySet<string>;
+}
+
+/**
+ * Normalizes a Telegram message (pure). Ignores bots (ourselves included), messages with neither
+ * text nor caption, commands addressed to another bot, and senders outside `allowedUsers`;
+ * `/start` becomes a welcome; the rest is forwarded as chat or command.
+ */
+export function decideMessage(message: Message, context: DecideContext): MessageDecision {
+  const from = message.from;
+  if (from === undefined) return { action: 'ignore', reason: 'no-sender' };
+  if (from.is_bot) return { action: 'ignore', reason: 'bot-sender' };
+  const raw = message.text ?? message.caption;
+  if (raw === undefined || raw.length === 0) return { action: 'ignore', reason: 'no-text' };
+  const text = normalizeCommand(raw, context.botUsername);
+  if (text === undefined) return { action: 'ignore', reason: 'other-bot' };
+  // TODO(#4): `/start <code>` binds this chat identity to a server user here, before the allow-list.
+  const isAllowed = context.allowedUsers.size === 0 || context.allowedUsers.has(from.id);
+  if (!isAllowed) return { action: 'ignore', reason: 'not-allowed' };
+  if (parseStartCommand(text) !== undefined) return { action: 'welcome' };
+  const chatId = String(message.chat.id);
+  return {
+    action: 'forward',
+    message: {
+      channel: 'telegram',
+      chatId,
+      topicId: topicIdFor({
+        chatType: message.chat.type,
+        messageId: message.message_id,
+        replyToMessageId: message.reply_to_message?.message_id,
+      }),
+      userId: String(from.id),
+      // Reference §1.5: Telegram dedupes within the chat.
+      workspaceId: chatId,
+      messageId: String(message.message_id),
+      text,
+      kind: classifyText(text, context.commandNames),
+      isPrivateChat: isPrivateChatType(message.chat.type),
+    },
+  };
+}
+
+export interface TelegramIngressOptions {
+  bot: Bot;
+  deps: ChannelDeps;
+  /** Shared with egress: no placeholder goes to a chat that is rate limited. */
+  gate: RateGate;
+  allowedUsers: readonly number[];
+  pollingTimeoutSeconds: number;
+  /** How long `stop()` lets acknowledgements in flight finish; default 4000 ms. */
+  stopTimeoutMs?: number;
+  /** How long `start()` waits for Telegram to answer getMe (grammY retries network errors); default 30000 ms. */
+  startTimeoutMs?: number;
+}
+
+const DROP_WARN_INTERVAL_MS = 1000;
+
+/**
+ * Long polling and acknowledgements. grammY hands updates over one at a time and waits for each
+ * handler before polling again, so handlers only queue work: each chat's acknowledgements run
+ * in order on their own promise chain while other chats and polling go on.
+ */
+export class TelegramIngress {
+  private state: ChannelStatus = { running: false, reason: 'not started' };
+  private polling: Promise<void> | undefined;
+  private startAbort: AbortController | undefined;
+  private isStopping = false;
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly allowedUsers: ReadonlySet<number>;
+  private droppedSinceWarn = 0;
+  private lastDropWarnAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly options: TelegramIngressOptions) {
+    this.allowedUsers = new Set(options.allowedUsers);
+    const { bot, deps } = options;
+    bot.on('message', (ctx) => this.receive(ctx.message));
+    bot.catch((error) => {
+      deps.logger.error({ err: describeError(error.error), updateId: error.ctx.update.update_id }, 'update handler failed');
+    });
+  }
+
+  status(): ChannelStatus {
+    return { ...this.state };
+  }
+
+  /**
+   * Checks the token (getMe), then polls in the background.
+   *
+   * @throws ChannelError `CHANNEL_UNAUTHORIZED` when Telegram rejects the token; the status then
+   * says why.
+   */
+  async start(): Promise<void> {
+    if (this.polling) return;
+    const { bot, deps, pollingTimeoutSeconds } = this.options;
+    const abort = new AbortController();
+    this.startAbort = abort;
+    const timer = setTimeout(() => abort.abort(), this.options.startTimeoutMs ?? 30_000);
+    try {
+      // grammY types its signal with the abort-controller shim; the runtime object is the standard one.
+      await bot.init(abort.signal as Parameters<Bot['init']>[0]);
+    } catch (error) {
+      this.state = { running: false, reason: notRunningReason(error, 'start') };
+      throw toChannelError(error);
+    } finally {
+      clearTimeout(timer);
+      this.startAbort = undefined;
+    }
+    this.isStopping = false;
+    this.state = { running: true };
+    this.polling = bot.start({ timeout: pollingTimeoutSeconds, drop_pending_updates: false }).then(
+      () => {
+        if (!this.isStopping) this.state = { running: false, reason: 'Telegram polling stopped' };
+      },
+      (error: unknown) => {
+        this.state = { running: false, reason: notRunningReason(error, 'polling') };
+        deps.logger.error({ err: describeError(toChannelError(error)) }, 'Telegram polling stopped');
+      },
+    );
+    deps.logger.info({ bot: bot.botInfo.username }, 'Telegram polling started');
+  }
+
+  /**
+   * Stops polling (confirming the updates already taken), then lets their acknowledgements
+   * finish, all within `stopTimeoutMs`.
+   */
+  async stop(): Promise<void> {
+    this.startAbort?.abort();
+    const polling = this.polling;
+    if (!polling) return;
+    this.isStopping = true;
+    const deadline = this.options.deps.now() + (this.options.stopTimeoutMs ?? 4000);
+    const remaining = (): number => Math.max(0, deadline - this.options.deps.now());
+    await withTimeout(
+      this.options.bot.stop().catch((error: unknown) => {
+        this.options.deps.logger.warn({ err: describeError(toChannelError(error)) }, 'Telegram stop was not clean');
+      }),
+      remaining(),
+    );
+    await withTimeout(polling, remaining());
+    while (this.inFlight.size > 0 && remaining() > 0) {
+      await withTimeout(Promise.allSettled([...this.inFlight]), remaining());
+    }
+    if (this.inFlight.size > 0) {
+      this.options.deps.logger.warn({ pending: this.inFlight.size }, 'acknowledgements still running after stop timeout');
+    }
+    this.polling = undefined;
+    this.state = { running: false, reason: 'stopped' };
+  }
+
+  private receive(message: Message): void {
+    const { deps } = this.options;
+    const receivedAt = deps.now();
+    const decision = decideMessage(message, {
+      botUsername: this.options.bot.botInfo.username,
+      allowedUsers: this.allowedUsers,
+      commandNames: deps.commandNames,
+    });
+    const chatId = String(message.chat.id);
+    if (decision.action === 'ignore') {
+      const level = decision.reason === 'not-allowed' ? 'info' : 'debug';
+      deps.logger[level]({ chatId, userId: message.from?.id, reason: decision.reason }, 'Telegram message ignored');
+      return;
+    }
+    if (decision.action === 'welcome') {
+      this.enqueue(chatId, () => this.sendIfOpen(chatId, TELEGRAM_REPLIES.welcome).then(() => undefined));
+      return;
+    }
+    this.enqueue(chatId, () => this.acknowledge(decision.message, receivedAt));
+  }
+
+  /** Reserve, then the placeholder (chat only), then commit: a full intake sends nothing. */
+  private async acknowledge(message: Omit<InboundMessage, 'replyTo' | 'receivedAt'>, receivedAt: number) {
+    let reservation: InboundReservation;
+    try {
+      reservation = await this.options.deps.intake.reserve();
+    } catch (error) {
+      this.warnDropped(error);
+      return;
+    }
+    try {
+      const messageId = message.messageId;
+      const placeholderId =
+        message.kind === 'chat' ? await this.sendIfOpen(message.chatId, TELEGRAM_REPLIES.working, messageId) : undefined;
+      reservation.commit({
+        ...message,
+        receivedAt,
+        replyTo: placeholderId === undefined ? { messageId } : { messageId, placeholderId },
+      });
+    } catch (error) {
+      reservation.release();
+      this.options.deps.logger.warn({ chatId: message.chatId, err: describeError(error) }, 'inbound commit failed');
+    }
+  }
+
+  /** Posts `text` unless the chat is rate limited; resolves with its id, or `undefined` when not sent. */
+  private async sendIfOpen(chatId: string, text: string, replyToMessageId?: string): Promise<string | undefined> {
+    const { gate, bot, deps } = this.options;
+    if (!gate.isOpen(chatId)) return undefined;
+    try {
+      return await sendTelegramText(bot.api, Number(chatId), text, replyToMessageId);
+    } catch (error) {
+      const channelError = toChannelError(error);
+      if (channelError.retryAfterMs !== undefined) gate.block(chatId, channelError.retryAfterMs);
+      deps.logger.warn({ chatId, err: describeError(channelError) }, 'Telegram acknowledgement not sent');
+      return undefined;
+    }
+  }
+
+  private warnDropped(error: unknown): void {
+    const { logger, now } = this.options.deps;
+    this.droppedSinceWarn += 1;
+    if (now() - this.lastDropWarnAt < DROP_WARN_INTERVAL_MS) return;
+    logger.warn({ dropped: this.droppedSinceWarn, err: describeError(error) }, 'inbound intake refused Telegram messages');
+    this.lastDropWarnAt = now();
+    this.droppedSinceWarn = 0;
+  }
+
+  private enqueue(chatId: string, task: () => Promise<void>): void {
+    const { logger } = this.options.deps;
+    const next = (this.chains.get(chatId) ?? Promise.resolve()).then(task).catch((error: unknown) => {
+      logger.error({ chatId, err: describeError(error) }, 'Telegram acknowledgement failed');
+    });
+    this.chains.set(chatId, next);
+    this.inFlight.add(next);
+    next.finally(() => {
+      this.inFlight.delete(next);
+      if (this.chains.get(chatId) === next) this.chains.delete(chatId);
+    });
+  }
+}
+
+/** Waits for `promise`, or `ms` milliseconds, whichever comes first. */
+async function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise.then(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,133 @@
+import type { InboundMessage, InboundReservation } from '../channel/types.js';
+import { AppError, describeError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { BusStats, BusStopReport, InboundBus, InboundHandler } from './types.js';
+
+export interface InProcessBusOptions {
+  maxQueued: number;
+  concurrency: number;
+  logger: Logger;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
+}
+
+const REFUSAL_LOG_INTERVAL_MS = 1000;
+
+/** The embedded default: a bounded FIFO in memory and a fixed pool of async workers. */
+export class InProcessBus implements InboundBus {
+  private readonly queue: InboundMessage[] = [];
+  private reserved = 0;
+  private refused = 0;
+  private lastRefusalLogAt = Number.NEGATIVE_INFINITY;
+  private isOpen = true;
+  /** Bumped on stop so reservations taken before it can no longer commit. */
+  private generation = 0;
+  private readonly idleWorkers: ((message: InboundMessage | undefined) => void)[] = [];
+  private readonly inFlight = new Map<Promise<void>, AbortController>();
+  private workers: Promise<void>[] = [];
+  private readonly now: () => number;
+
+  constructor(private readonly options: InProcessBusOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async reserve(): Promise<InboundReservation> {
+    if (!this.isOpen) throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake is closed');
+    if (this.queue.length + this.reserved >= this.options.maxQueued) {
+      this.refused++;
+      this.logRefusal();
+      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full');
+    }
+    this.reserved++;
+    const generation = this.generation;
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      if (generation === this.generation) this.reserved--;
+      return true;
+    };
+    return {
+      commit: (message) => {
+        if (generation !== this.generation || !this.isOpen) {
+          settle();
+          throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake closed before the message was committed');
+        }
+        if (!settle()) throw new AppError('INTERNAL', 'reservation already used');
+        this.enqueue(message);
+      },
+      release: () => void settle(),
+    };
+  }
+
+  start(handler: InboundHandler): void {
+    if (this.workers.length > 0) throw new AppError('INTERNAL', 'bus already started');
+    this.isOpen = true;
+    this.workers = Array.from({ length: this.options.concurrency }, () => this.work(handler));
+  }
+
+  async stop(graceMs: number): Promise<BusStopReport> {
+    this.isOpen = false;
+    this.generation++;
+    this.reserved = 0;
+    const discarded = this.queue.length;
+    this.queue.length = 0;
+    for (const wake of this.idleWorkers.splice(0)) wake(undefined);
+
+    const pending = [...this.inFlight.keys()];
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), graceMs);
+    });
+    const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'drained' as const), graceOver]);
+    clearTimeout(timer);
+    let cancelled = 0;
+    if (outcome === 'timeout') {
+      cancelled = this.inFlight.size;
+      for (const controller of this.inFlight.values()) controller.abort();
+    }
+    await Promise.allSettled(this.workers);
+    this.workers = [];
+    if (discarded > 0 || cancelled > 0) this.options.logger.warn({ discarded, cancelled }, 'inbound bus stopped with unfinished work');
+    return { drained: pending.length - cancelled, cancelled, discarded };
+  }
+
+  stats(): BusStats {
+    return { queued: this.queue.length, inFlight: this.inFlight.size, refused: this.refused };
+  }
+
+  private enqueue(message: InboundMessage): void {
+    const idle = this.idleWorkers.shift();
+    if (idle) idle(message);
+    else this.queue.push(message);
+  }
+
+  private next(): Promise<InboundMessage | undefined> {
+    const message = this.queue.shift();
+    if (message) return Promise.resolve(message);
+    if (!this.isOpen) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.idleWorkers.push(resolve));
+  }
+
+  private async work(handler: InboundHandler): Promise<void> {
+    for (;;) {
+      const message = await this.next();
+      if (!message) return;
+      const controller = new AbortController();
+      const handled = handler(message, controller.signal).catch((error: unknown) => {
+        // The manager handles its own errors; reaching here is a bug, never a reason to stop a worker.
+        this.options.logger.error({ channel: message.channel, err: describeError(error) }, 'inbound handler threw');
+      });
+      this.inFlight.set(handled, controller);
+      await handled;
+      this.inFlight.delete(handled);
+    }
+  }
+
+  private logRefusal(): void {
+    const now = this.now();
+    if (now - this.lastRefusalLogAt < REFUSAL_LOG_INTERVAL_MS) return;
+    this.lastRefusalLogAt = now;
+    this.options.logger.warn({ refused: this.refused, maxQueued: this.options.maxQueued }, 'inbound capacity exhausted; refusing messages');
+  }
+}

@@ -1,0 +1,38 @@
+import type { InboundIntake, InboundMessage } from '../channel/types.js';
+
+/** Handles one message; `signal` aborts when shutdown's grace period ran out. */
+export type InboundHandler = (message: InboundMessage, signal: AbortSignal) => Promise<void>;
+
+export interface BusStats {
+  /** Accepted and waiting for a worker. */
+  queued: number;
+  /** Being handled right now. */
+  inFlight: number;
+  /** Refused because the queue was full, since start. */
+  refused: number;
+}
+
+export interface BusStopReport {
+  /** In-flight messages that finished within the grace period. */
+  drained: number;
+  /** In-flight messages aborted when the grace period ran out. */
+  cancelled: number;
+  /** Accepted messages no worker had started; dropped. */
+  discarded: number;
+}
+
+/**
+ * Inbound messages from every platform to the manager's workers. Admission never waits
+ * (reference §2): a full queue refuses at once, before the platform's acknowledgement is sent.
+ * Implementations: in-process (embedded default); Redis/BullMQ when scaled out.
+ */
+export interface InboundBus extends InboundIntake {
+  /** Starts the fixed worker pool; each worker handles one message at a time. */
+  start(handler: InboundHandler): void;
+  /**
+   * Stops intake at once (outstanding reservations become invalid), lets in-flight work finish
+   * for up to `graceMs`, then aborts it and discards what never started.
+   */
+  stop(graceMs: number): Promise<BusStopReport>;
+  stats(): BusStats;
+}

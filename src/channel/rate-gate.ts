@@ -1,0 +1,88 @@
+/**
+ * Per-key "do not send before" times. When a platform answers 429 with a retry-after, egress
+ * blocks the key (usually a chat) and every later request to it waits; platforms punish
+ * clients that ignore the signal (Telegram: "hitting rate limits does not lead to bans.
+ * Ignoring them does", https://grammy.dev/advanced/flood).
+ */
+export interface RateGate {
+  /** Closes `key` for `ms` milliseconds from now; never shortens an existing block. */
+  block(key: string, ms: number): void;
+  /** Whether a request for `key` may go out now. */
+  isOpen(key: string): boolean;
+  /** Milliseconds since the epoch until which `key` is closed; `undefined` when open. */
+  blockedUntil(key: string): number | undefined;
+  /**
+   * Resolves once `key` is open, waiting again if the block is extended meanwhile. Rejects with
+   * the signal's reason when `signal` aborts first.
+   */
+  waitUntilOpen(key: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** Waits `ms` milliseconds; rejects with the signal's reason when it aborts first. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** A `setTimeout`-based {@link Sleep} (so test fake timers control it). */
+export const sleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+export interface InProcessRateGateOptions {
+  /** Milliseconds since the epoch; default `Date.now`. */
+  now?: () => number;
+  /** Default {@link sleep}. */
+  sleep?: Sleep;
+}
+
+/**
+ * A {@link RateGate} held in this process's memory: right for one process sending to a chat.
+ * Expired entries are forgotten when next looked at.
+ */
+export class InProcessRateGate implements RateGate {
+  private readonly until = new Map<string, number>();
+  private readonly now: () => number;
+  private readonly sleep: Sleep;
+
+  constructor(options: InProcessRateGateOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? sleep;
+  }
+
+  block(key: string, ms: number): void {
+    const until = this.now() + Math.max(0, ms);
+    if (until > (this.until.get(key) ?? 0)) this.until.set(key, until);
+  }
+
+  isOpen(key: string): boolean {
+    return this.blockedUntil(key) === undefined;
+  }
+
+  blockedUntil(key: string): number | undefined {
+    const until = this.until.get(key);
+    if (until === undefined) return undefined;
+    if (until <= this.now()) {
+      this.until.delete(key);
+      return undefined;
+    }
+    return until;
+  }
+
+  async waitUntilOpen(key: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    for (let until = this.blockedUntil(key); until !== undefined; until = this.blockedUntil(key)) {
+      await this.sleep(until - this.now(), signal);
+    }
+  }
+}

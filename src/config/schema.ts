@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { modelsConfigSchema } from '../agent/config.js';
+import { intakeConfigShape } from '../bus/config.js';
+import type { ChannelDefinition } from '../channel/types.js';
+import { databaseConfigSchema } from '../db/config.js';
+import { serverConfigSchema } from '../gateway/config.js';
+
+/** Platforms this server will support; a block for one not built yet is ignored with a warning. */
+export const FUTURE_PLATFORMS = ['slack', 'discord', 'feishu', 'dingtalk', 'github'] as const;
+
+/**
+ * The whole config.yaml (DESIGN.md "Configuration contract"). Each module owns its part; the
+ * platform blocks come from the registered channel definitions.
+ */
+export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
+  const platformShape = Object.fromEntries(platforms.map((p) => [p.name, p.configSchema.optional()]));
+  return z.strictObject({
+    server: serverConfigSchema,
+    data_dir: z.string().min(1).default('./.data').describe('Where the embedded database and user files live.'),
+    database: databaseConfigSchema,
+    redis: z
+      .strictObject({
+        url: z.string().regex(/^rediss?:\/\//, 'a redis:// URL').optional().describe('Absent: in-process bus and state.'),
+      })
+      .prefault({}),
+    auth: z
+      .strictObject({
+        admin_token: z.string().min(16, 'at least 16 characters').optional().describe('Operator token for user management.'),
+      })
+      .prefault({}),
+    log: z
+      .strictObject({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .prefault({}),
+    models: modelsConfigSchema,
+    channels: z.looseObject({ ...intakeConfigShape, ...platformShape }).prefault({}),
+    channel_connections: z
+      .looseObject({
+        enabled: z.boolean().default(false).describe('Require people to bind their chat identity to a server user.'),
+        require_bound_identity: z.boolean().default(true),
+      })
+      .prefault({}),
+  });
+}
+
+export type Config = z.infer<ReturnType<typeof buildConfigSchema>>;

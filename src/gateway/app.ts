@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { handleError, handleNotFound } from './error-handler.js';
+import { healthRoutes } from './routes/health.js';
+import { langGraphRoutes } from './routes/langgraph/index.js';
+import { modelRoutes } from './routes/models.js';
+import { webhookRoutes } from './routes/webhooks/index.js';
+import type { GatewayDeps } from './types.js';
+import { zodSerializerCompiler, zodValidatorCompiler } from './validation.js';
+
+export type { ChannelRoutes, GatewayDeps, HealthReport } from './types.js';
+
+/** Request bodies above this get 413; a webhook route may set its own `bodyLimit`. */
+export const API_BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Builds the HTTP gateway; it never listens (`src/main.ts` does) and closes none of `deps`.
+ *
+ * Routes: `GET /health`, `GET /api/models`, the LangGraph API subset under `/api/threads`, and
+ * each channel's webhooks under `/api/webhooks/<name>`. Every request gets a UUID request id,
+ * echoed as `x-request-id` and logged as `reqId`. Errors answer `{code, message}` as
+ * `error-handler.ts` describes.
+ *
+ * @throws ConfigError when `channelRoutes` names are invalid or repeated.
+ */
+export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: API_BODY_LIMIT_BYTES,
+    // Ids are ours; a client-sent id would let callers write arbitrary text into our logs.
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(zodSerializerCompiler);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(healthRoutes, { health: deps.health });
+  await app.register(modelRoutes, { prefix: '/api', runtime: deps.runtime });
+  await app.register(langGraphRoutes, { prefix: '/api', runtime: deps.runtime });
+  await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: deps.channelRoutes ?? [] });
+  // pino's Logger and Fastify's FastifyBaseLogger differ only in generics; callers need neither.
+  return app as unknown as FastifyInstance;
+}

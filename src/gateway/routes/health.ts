@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import type { HealthReport } from '../types.js';
+import type { ZodPluginAsync } from '../validation.js';
+
+export const healthReportSchema = z.object({
+  ok: z.boolean(),
+  database: z.object({ ok: z.boolean(), kind: z.string(), error: z.string().optional() }),
+  channels: z.record(z.string(), z.object({ running: z.boolean(), reason: z.string().optional() })),
+  model: z.object({ configured: z.boolean(), models: z.array(z.string()) }),
+});
+
+/** `GET /health`: the report with 200 when `ok`, 503 when not (so load balancers take us out). */
+export const healthRoutes: ZodPluginAsync<{ health: () => Promise<HealthReport> }> = async (app, { health }) => {
+  app.get('/health', { schema: { response: { 200: healthReportSchema, 503: healthReportSchema } } }, async (_request, reply) => {
+    const report = await health();
+    return reply.status(report.ok ? 200 : 503).send(report);
+  });
+};

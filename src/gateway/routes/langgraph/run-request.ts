@@ -1,0 +1,52 @@
+import { AppError, NotFoundError } from '../../../errors.js';
+import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest, type StreamMode } from '../../../runtime/types.js';
+import type { RunBody } from './schemas.js';
+
+const SUPPORTED_STREAM_MODES: readonly StreamMode[] = ['values', 'messages', 'messages-tuple', 'updates'];
+
+/** User-facing texts of the run routes, in one place. */
+export const runMessages = {
+  multitaskStrategy: (strategy: string) =>
+    `multitask_strategy '${strategy}' is not supported; a thread runs one thing at a time (use 'reject').`,
+  streamMode: (mode: string) => `stream_mode '${mode}' is not supported; use ${SUPPORTED_STREAM_MODES.join(', ')}.`,
+  rollback: "action 'rollback' is not supported; use 'interrupt'.",
+} as const;
+
+/** A well-formed request we do not serve: 422, with the reason for the caller. */
+export function unsupported(message: string): AppError {
+  return new AppError('BAD_REQUEST', message, { status: 422, userMessage: message });
+}
+
+/**
+ * Turns a validated run body into the runtime's request. Pure: throws `NotFoundError` for an
+ * unknown assistant and a 422 for options we do not serve, before anything happens.
+ */
+export function toRunRequest(body: RunBody): RunRequest {
+  if (body.assistant_id !== LEAD_AGENT_ID) throw new NotFoundError('Assistant');
+  const strategy = body.multitask_strategy;
+  if (strategy !== undefined && strategy !== 'reject') throw unsupported(runMessages.multitaskStrategy(strategy));
+  const streamModes = body.stream_mode?.map((mode) => {
+    if (!(SUPPORTED_STREAM_MODES as readonly string[]).includes(mode)) throw unsupported(runMessages.streamMode(mode));
+    return mode as StreamMode;
+  });
+  const request: RunRequest = { assistant_id: body.assistant_id };
+  if (body.input !== undefined) request.input = body.input;
+  if (body.config !== undefined) request.config = body.config;
+  if (body.context !== undefined) request.context = body.context;
+  if (body.metadata !== undefined) request.metadata = body.metadata;
+  if (strategy !== undefined) request.multitask_strategy = strategy;
+  if (streamModes !== undefined) request.stream_mode = streamModes;
+  return request;
+}
+
+/** Validates the body, then creates the thread first when the caller asked for `if_not_exists: 'create'`. */
+export async function admitRun(runtime: AgentRuntime, threadId: string, body: RunBody): Promise<RunRequest> {
+  const request = toRunRequest(body);
+  if (body.if_not_exists === 'create') await runtime.createThread({ thread_id: threadId, if_exists: 'do_nothing' });
+  return request;
+}
+
+/** `Content-Location` of a run; the SDK reads the run and thread ids from it (`onRunCreated`). */
+export function runLocation(run: Pick<RunInfo, 'thread_id' | 'run_id'>): string {
+  return `/threads/${run.thread_id}/runs/${run.run_id}`;
+}

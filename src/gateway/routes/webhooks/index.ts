@@ -1,0 +1,21 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { ConfigError } from '../../../errors.js';
+import type { ChannelRoutes } from '../../types.js';
+
+const CHANNEL_NAME = /^[a-z0-9-]+$/;
+
+/**
+ * Mounts each channel's webhook routes at `/<name>` (this plugin sits at `/api/webhooks`), each in
+ * its own context, so a channel's raw-body parser or `bodyLimit` never reaches another route. It
+ * names no platform: the caller passes only the enabled channels.
+ *
+ * @throws ConfigError when a name is not `[a-z0-9-]+` or appears twice.
+ */
+export const webhookRoutes: FastifyPluginAsync<{ channels: ChannelRoutes[] }> = async (app, { channels }) => {
+  const bad = channels
+    .map(({ name }, index) => ({ name, index }))
+    .filter(({ name, index }) => !CHANNEL_NAME.test(name) || channels.findIndex((c) => c.name === name) !== index)
+    .map(({ name }) => `channelRoutes.${JSON.stringify(name)}: must be a unique [a-z0-9-]+ name`);
+  if (bad.length > 0) throw new ConfigError(bad);
+  for (const { name, routes } of channels) await app.register(routes, { prefix: `/${name}` });
+};

@@ -1,0 +1,30 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Logger } from '../logger.js';
+import type { AgentRuntime } from '../runtime/types.js';
+
+/** What `GET /health` reports; `ok` is false when the database is down. */
+export interface HealthReport {
+  ok: boolean;
+  database: { ok: boolean; kind: string; error?: string };
+  /** Keyed by channel name (`telegram`, `slack`, ...); `reason` says why one is not running. */
+  channels: Record<string, { running: boolean; reason?: string }>;
+  model: { configured: boolean; models: string[] };
+}
+
+/** A channel's webhook routes, mounted at `/api/webhooks/<name>` in their own encapsulated context. */
+export interface ChannelRoutes {
+  /** Path segment, e.g. `telegram`; must match `[a-z0-9-]+`. */
+  name: string;
+  /** Registered with prefix `/api/webhooks/<name>`; may add its own raw-body parser and `bodyLimit`. */
+  routes: FastifyPluginAsync;
+}
+
+/** Everything the HTTP gateway needs; `buildApp` owns none of it and closes none of it. */
+export interface GatewayDeps {
+  runtime: AgentRuntime;
+  /** Called per `GET /health`; should be cheap (a database ping, flags already in memory). */
+  health: () => Promise<HealthReport>;
+  /** Fastify logs through it (request ids included as `reqId`). */
+  logger: Logger;
+  channelRoutes?: ChannelRoutes[];
+}

@@ -1,0 +1,12 @@
+import { MESSAGES } from '../messages.js';
+import type { Command } from './types.js';
+
+export const modelsCommand: Command = {
+  name: 'models',
+  usage: '/models',
+  description: 'List available models',
+  async run({ runtime }) {
+    const names = runtime.models().map((model) => model.name);
+    return { reply: names.length === 0 ? MESSAGES.noModels : MESSAGES.modelList(names) };
+  },
+};

@@ -1,0 +1,57 @@
+/**
+ * Reading the agent's answer out of LangGraph state (reference §4.7 "Response extraction"):
+ * only assistant text of the current turn is ever shown; tool output, system and hidden
+ * context never reach a chat.
+ */
+
+type MessageDict = Record<string, unknown>;
+
+function typeOf(message: MessageDict): string {
+  const type = message.type ?? (message.kwargs as MessageDict | undefined)?.type;
+  if (typeof type === 'string') return type.toLowerCase();
+  const id = message.id;
+  if (Array.isArray(id) && typeof id[id.length - 1] === 'string') return (id[id.length - 1] as string).toLowerCase();
+  return '';
+}
+
+/** Assistant payloads only: `ai`, `AIMessageChunk`, `assistant`, ... (reference §4.7 A). */
+export function isAssistantMessage(message: unknown): message is MessageDict {
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return false;
+  const type = typeOf(message as MessageDict);
+  return type.startsWith('ai') || type.startsWith('assistant');
+}
+
+/** String content, or the concatenated `text` blocks of structured content. */
+export function textOf(message: MessageDict): string {
+  const content = message.content ?? (message.kwargs as MessageDict | undefined)?.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block) => (block && typeof block === 'object' && (block as MessageDict).type === 'text' ? String((block as MessageDict).text ?? '') : ''))
+    .join('');
+}
+
+function isHiddenHuman(message: MessageDict): boolean {
+  const kwargs = message.additional_kwargs as MessageDict | undefined;
+  return kwargs?.hide_from_ui === true;
+}
+
+/** The last non-empty assistant text after the last visible human message; '' when none. */
+export function extractFinalText(values: unknown): string {
+  const messages = (values as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return '';
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as MessageDict;
+    if (!message || typeof message !== 'object') continue;
+    const type = typeOf(message);
+    if (type === 'human' || type === 'user') {
+      if (isHiddenHuman(message)) continue;
+      return '';
+    }
+    if (isAssistantMessage(message)) {
+      const text = textOf(message);
+      if (text.trim() !== '') return text;
+    }
+  }
+  return '';
+}

@@ -1,0 +1,62 @@
+import { isAssistantMessage, textOf } from './response.js';
+
+/**
+ * Assembles streamed assistant text, one buffer per message id (reference §4.7 A): only the
+ * message being written now is shown, never tool output or echoed user turns.
+ */
+export class StreamText {
+  private readonly buffers = new Map<string, string>();
+  private currentId = '__default__';
+
+  /** Feeds one `messages` event's data; returns true when the visible text changed. */
+  accept(data: unknown): boolean {
+    const [message, metadata] = Array.isArray(data) ? data : [data, undefined];
+    if (!isAssistantMessage(message)) return false;
+    const chunk = textOf(message);
+    if (chunk === '') return false;
+    const id = messageIdOf(message, metadata);
+    const before = this.buffers.get(id) ?? '';
+    // Some servers send the cumulative text, most send deltas; a strictly longer chunk that
+    // starts with what we have is cumulative, anything else (even a repeat) is a delta.
+    const after = chunk.length > before.length && chunk.startsWith(before) ? chunk : before + chunk;
+    this.buffers.set(id, after);
+    const changed = id !== this.currentId || after !== before;
+    this.currentId = id;
+    return changed;
+  }
+
+  get text(): string {
+    return this.buffers.get(this.currentId) ?? '';
+  }
+}
+
+function messageIdOf(message: Record<string, unknown>, metadata: unknown): string {
+  const id = message.id ?? message.message_id ?? (metadata as Record<string, unknown> | undefined)?.message_id;
+  return typeof id === 'string' && id !== '' ? id : '__default__';
+}
+
+/**
+ * When to show a partial (reference §4.7 A): the first text at once, then when ≥ 1 s passed or
+ * ≥ 60 new characters arrived since the last update.
+ */
+export class UpdateThrottle {
+  private lastAt: number | undefined;
+  private lastLength = 0;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly minIntervalMs = 1000,
+    private readonly minNewChars = 60,
+  ) {}
+
+  shouldPublish(text: string): boolean {
+    const now = this.now();
+    const due =
+      this.lastAt === undefined || now - this.lastAt >= this.minIntervalMs || text.length - this.lastLength >= this.minNewChars;
+    if (due) {
+      this.lastAt = now;
+      this.lastLength = text.length;
+    }
+    return due;
+  }
+}

@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import { type BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import type { ModelConfig } from '../../agent/config.js';
+import { createChatModel } from '../../agent/models.js';
+import { buildSystemPrompt, loadAgentSoul } from '../../agent/prompt.js';
+import type { Database } from '../../db/index.js';
+import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import {
+  type AgentRuntime,
+  type CreateThreadRequest,
+  LEAD_AGENT_ID,
+  type ModelInfo,
+  type RunInfo,
+  type RunOptions,
+  type RunRequest,
+  type RunStream,
+  type StreamPart,
+  type ThreadInfo,
+} from '../types.js';
+import { DrizzleCheckpointSaver } from './checkpointer.js';
+import { EventChannel } from './event-channel.js';
+import { RunStore, toRunInfo } from './run-store.js';
+import { pickStreamMetadata, serializeMessage, serializeValues, usageOfLastTurn } from './serialize.js';
+
+export interface EmbeddedRuntimeOptions {
+  db: Database;
+  models: ModelConfig[];
+  /** Folder holding `lead/SOUL.md` and custom agents. */
+  agentsDir: string;
+  logger: Logger;
+  /** Defaults to the drizzle-backed saver on `db`. */
+  checkpointer?: BaseCheckpointSaver;
+  /** How long an active run holds its thread without a renewal; default 30 s. */
+  leaseMs?: number;
+  /** True when no other process shares the database (PGlite): active runs found at start are orphans. */
+  isSoleProcess?: boolean;
+  /** Default recursion limit of a run; default 100 (reference §4.5). */
+  recursionLimit?: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type Agent = ReturnType<typeof createReactAgent>;
+
+interface ActiveRun {
+  controller: AbortController;
+  done: Promise<RunOutcome>;
+}
+
+type RunOutcome = { ok: true; values: Record<string, unknown> } | { ok: false; error: AppError };
+
+/** The lead agent in this process: LangGraph on ChatOpenAI, checkpoints and runs in the database. */
+export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Promise<AgentRuntime> {
+  const soul = await loadAgentSoul(options.agentsDir, 'lead');
+  const store = new RunStore(options.db, options.leaseMs ?? 30_000);
+  if (options.isSoleProcess) {
+    const orphans = await store.failAllActiveRuns('interrupted: the server stopped while the run was active');
+    if (orphans > 0) options.logger.warn({ orphans }, 'marked runs left active by a previous process as failed');
+  }
+  return new EmbeddedRuntime(options, store, soul);
+}
+
+class EmbeddedRuntime implements AgentRuntime {
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly agents = new Map<string, Agent>();
+  private readonly checkpointer: BaseCheckpointSaver;
+  private readonly leaseRenewMs: number;
+
+  constructor(
+    private readonly options: EmbeddedRuntimeOptions,
+    private readonly store: RunStore,
+    private readonly soul: string,
+  ) {
+    this.checkpointer = options.checkpointer ?? new DrizzleCheckpointSaver(options.db);
+    this.leaseRenewMs = Math.max(50, Math.floor((options.leaseMs ?? 30_000) / 3));
+  }
+
+  models(): ModelInfo[] {
+    return this.options.models.map((m) => ({ name: m.name, model: m.model }));
+  }
+
+  async createThread(request: CreateThreadRequest = {}): Promise<ThreadInfo> {
+    const id = request.thread_id ?? randomUUID();
+    assertUuid(id, 'thread_id');
+    const row = await this.store.createThread(id, request.metadata ?? {}, request.if_exists ?? 'raise');
+    return this.toThreadInfo(row.id, row, null, false);
+  }
+
+  async getThread(threadId: string): Promise<ThreadInfo> {
+    assertUuid(threadId, 'thread_id');
+    const row = await this.store.getThread(threadId);
+    const tuple = await this.checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
+    const values = tuple ? serializeValues(tuple.checkpoint.channel_values) : null;
+    return this.toThreadInfo(threadId, row, values, await this.store.hasActiveRun(threadId));
+  }
+
+  async streamRun(threadId: string, request: RunRequest, options: RunOptions = {}): Promise<RunStream> {
+    const events = new EventChannel<StreamPart>();
+    const { run } = await this.start(threadId, request, options.signal, events);
+    return { run, events };
+  }
+
+  async waitRun(threadId: string, request: RunRequest, options: RunOptions = {}) {
+    const { run, done } = await this.start(threadId, request, options.signal, undefined);
+    const outcome = await done;
+    if (!outcome.ok) throw outcome.error;
+    return { run: toRunInfo(await this.store.getRun(threadId, run.run_id)), values: outcome.values };
+  }
+
+  async createRun(threadId: string, request: RunRequest): Promise<RunInfo> {
+    const { run } = await this.start(threadId, request, undefined, undefined);
+    return run;
+  }
+
+  async getRun(threadId: string, runId: string): Promise<RunInfo> {
+    assertUuid(threadId, 'thread_id');
+    assertUuid(runId, 'run_id');
+    return toRunInfo(await this.store.getRun(threadId, runId));
+  }
+
+  async cancelRun(threadId: string, runId: string, options: { wait?: boolean } = {}): Promise<void> {
+    const run = await this.getRun(threadId, runId);
+    if (run.status !== 'pending' && run.status !== 'running') return;
+    const local = this.active.get(runId);
+    if (!local) {
+      // Held by another process: it sees the status change at its next lease renewal.
+      await this.store.requestCancel(runId);
+      return;
+    }
+    local.controller.abort();
+    if (options.wait) await local.done;
+  }
+
+  async close(): Promise<void> {
+    const runs = [...this.active.values()];
+    for (const run of runs) run.controller.abort();
+    await Promise.allSettled(runs.map((run) => run.done));
+  }
+
+  /** Admits the run (throws when the thread is busy) and starts it in the background. */
+  private async start(
+    threadId: string,
+    request: RunRequest,
+    signal: AbortSignal | undefined,
+    sink: EventChannel<StreamPart> | undefined,
+  ): Promise<{ run: RunInfo; done: Promise<RunOutcome> }> {
+    assertUuid(threadId, 'thread_id');
+    if (request.assistant_id !== LEAD_AGENT_ID) throw new NotFoundError('Assistant');
+    const model = this.resolveModel(request);
+    const row = await this.store.admitRun({
+      id: randomUUID(),
+      threadId,
+      assistantId: request.assistant_id,
+      metadata: request.metadata ?? {},
+      kwargs: { config: request.config ?? {}, context: request.context ?? {}, stream_mode: request.stream_mode ?? [] },
+    });
+    const run = toRunInfo(row);
+    const controller = new AbortController();
+    if (signal) {
+      if (signal.aborted) controller.abort();
+      else signal.addEventListener('abort', () => controller.abort(), { once: true });
+    }
+    const done = this.execute(run, request, model, controller, sink);
+    this.active.set(run.run_id, { controller, done });
+    void done.finally(() => this.active.delete(run.run_id));
+    return { run, done };
+  }
+
+  private async execute(
+    run: RunInfo,
+    request: RunRequest,
+    model: ModelConfig,
+    controller: AbortController,
+    sink: EventChannel<StreamPart> | undefined,
+  ): Promise<RunOutcome> {
+    const ref = { id: run.run_id, threadId: run.thread_id };
+    const lease = setInterval(() => {
+      this.store
+        .renewLease(run.run_id)
+        .then((status) => status === 'interrupted' && controller.abort())
+        .catch((error: unknown) => this.options.logger.warn({ runId: run.run_id, err: describeError(error) }, 'lease renewal failed'));
+    }, this.leaseRenewMs);
+    lease.unref();
+    const requested = new Set(request.stream_mode ?? ['values']);
+    const wantsMessages = requested.has('messages-tuple') || requested.has('messages');
+    const wantsValues = requested.has('values');
+    const wantsUpdates = requested.has('updates');
+    let lastValues: { messages?: BaseMessage[] } | undefined;
+    sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
+    try {
+      await this.store.markRunning(run.run_id);
+      const stream = await this.agentFor(model).stream(
+        { messages: (request.input?.messages ?? []).map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })) },
+        {
+          configurable: { ...request.config?.configurable, thread_id: run.thread_id, checkpoint_ns: '' },
+          recursionLimit: request.config?.recursion_limit ?? this.options.recursionLimit ?? 100,
+          streamMode: ['values', 'messages', 'updates'],
+          signal: controller.signal,
+        },
+      );
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (mode === 'values') {
+          lastValues = chunk as typeof lastValues;
+          if (wantsValues) sink?.push({ event: 'values', data: serializeValues(chunk) });
+        } else if (mode === 'messages' && wantsMessages) {
+          const [message, metadata] = chunk as [BaseMessage, unknown];
+          sink?.push({ event: 'messages', data: [serializeMessage(message), pickStreamMetadata(metadata)] });
+        } else if (mode === 'updates' && wantsUpdates) {
+          sink?.push({ event: 'updates', data: serializeUpdates(chunk) });
+        }
+      }
+      const usage = usageOfLastTurn(lastValues?.messages ?? []);
+      await this.store.finishRun(ref, { status: 'success', ...(usage ? { usage } : {}) });
+      return { ok: true, values: serializeValues(lastValues) };
+    } catch (error) {
+      const cancelled = controller.signal.aborted;
+      const failure = cancelled
+        ? new AgentError('RUN_CANCELLED', 'run cancelled', { status: 409, userMessage: 'The run was cancelled.' })
+        : toAgentError(error);
+      this.options.logger.warn({ runId: run.run_id, threadId: run.thread_id, err: describeError(error) }, cancelled ? 'run cancelled' : 'run failed');
+      sink?.push({ event: 'error', data: { error: failure.code, message: failure.userMessage } });
+      await this.store
+        .finishRun(ref, { status: cancelled ? 'interrupted' : 'error', error: failure.message })
+        .catch((e: unknown) => this.options.logger.error({ runId: run.run_id, err: describeError(e) }, 'could not record run end'));
+      return { ok: false, error: failure };
+    } finally {
+      clearInterval(lease);
+      sink?.close();
+    }
+  }
+
+  private resolveModel(request: RunRequest): ModelConfig {
+    const { models } = this.options;
+    if (models.length === 0) {
+      throw new AgentError('MODEL_NOT_CONFIGURED', 'no model configured', {
+        status: 503,
+        userMessage: 'No model is configured on this server. Ask the operator to add one under `models:` in config.yaml.',
+      });
+    }
+    const wanted = request.config?.configurable?.model_name ?? request.context?.model_name;
+    if (wanted === undefined) return models[0] as ModelConfig;
+    const match = models.find((m) => m.name === wanted);
+    if (!match) throw new AppError('BAD_REQUEST', 'unknown model', { status: 400, userMessage: `Unknown model: ${String(wanted)}` });
+    return match;
+  }
+
+  private agentFor(model: ModelConfig): Agent {
+    let agent = this.agents.get(model.name);
+    if (!agent) {
+      agent = createReactAgent({
+        llm: createChatModel(model),
+        tools: [],
+        prompt: (state: { messages: BaseMessage[] }) => [new SystemMessage(buildSystemPrompt(this.soul, new Date())), ...state.messages],
+        checkpointer: this.checkpointer,
+      });
+      this.agents.set(model.name, agent);
+    }
+    return agent;
+  }
+
+  private toThreadInfo(
+    id: string,
+    row: { metadata: Record<string, unknown>; createdAt: Date; updatedAt: Date },
+    values: Record<string, unknown> | null,
+    busy: boolean,
+  ): ThreadInfo {
+    return {
+      thread_id: id,
+      created_at: row.createdAt.toISOString(),
+      updated_at: row.updatedAt.toISOString(),
+      metadata: row.metadata,
+      status: busy ? 'busy' : 'idle',
+      values,
+      interrupts: {},
+    };
+  }
+}
+
+function assertUuid(value: string, name: string): void {
+  if (!UUID.test(value)) throw new AppError('BAD_REQUEST', `${name} is not a UUID`, { status: 400, userMessage: `${name} must be a UUID` });
+}
+
+function serializeUpdates(chunk: unknown): Record<string, unknown> {
+  if (chunk === null || typeof chunk !== 'object') return {};
+  return Object.fromEntries(Object.entries(chunk).map(([node, update]) => [node, serializeValues(update)]));
+}
+
+/** Model and graph failures, described without the endpoint's text (it may echo keys or prompts). */
+function toAgentError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const status = (error as { status?: unknown }).status;
+  const name = error instanceof Error ? error.name : 'Error';
+  const detail = typeof status === 'number' ? `${name} (HTTP ${status})` : name;
+  return new AgentError('MODEL_FAILED', `agent run failed: ${detail}`, {
+    status: 502,
+    userMessage: 'The agent run failed. Please try again.',
+    cause: error,
+  });
+}

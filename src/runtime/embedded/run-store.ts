@@ -1,0 +1,143 @@
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { type Database, sqlState, UNIQUE_VIOLATION } from '../../db/index.js';
+import { runs, type TokenUsage, threads } from '../../db/schema/index.js';
+import { ConflictError, NotFoundError, ThreadBusyError } from '../../errors.js';
+import type { RunInfo, RunStatus } from '../types.js';
+
+type ThreadRow = typeof threads.$inferSelect;
+type RunRow = typeof runs.$inferSelect;
+
+const ACTIVE: RunStatus[] = ['pending', 'running'];
+
+/** Threads and runs in the database: the single source of truth for "is this thread busy". */
+export class RunStore {
+  constructor(
+    private readonly db: Database,
+    private readonly leaseMs: number,
+  ) {}
+
+  async createThread(id: string, metadata: Record<string, unknown>, ifExists: 'raise' | 'do_nothing'): Promise<ThreadRow> {
+    const inserted = await this.db.insert(threads).values({ id, metadata }).onConflictDoNothing().returning();
+    if (inserted[0]) return inserted[0];
+    if (ifExists === 'raise') throw new ConflictError(`Thread ${id} already exists.`);
+    return this.getThread(id);
+  }
+
+  async getThread(id: string): Promise<ThreadRow> {
+    const [row] = await this.db.select().from(threads).where(eq(threads.id, id));
+    if (!row) throw new NotFoundError('Thread');
+    return row;
+  }
+
+  async hasActiveRun(threadId: string): Promise<boolean> {
+    const [row] = await this.db
+      .select({ id: runs.id })
+      .from(runs)
+      .where(and(eq(runs.threadId, threadId), inArray(runs.status, ACTIVE), sql`${runs.leaseExpiresAt} >= now()`))
+      .limit(1);
+    return row !== undefined;
+  }
+
+  /**
+   * Admits a run under multitask strategy `reject`: the partial unique index allows one active
+   * run per thread, so two processes racing for the same thread cannot both win.
+   */
+  async admitRun(run: {
+    id: string;
+    threadId: string;
+    assistantId: string;
+    metadata: Record<string, unknown>;
+    kwargs: Record<string, unknown>;
+  }): Promise<RunRow> {
+    await this.getThread(run.threadId);
+    // A run whose lease ran out was left by a process that died; it must not block the thread.
+    await this.db
+      .update(runs)
+      .set({ status: 'error', error: 'lease expired: the process running it stopped', finishedAt: new Date() })
+      .where(and(eq(runs.threadId, run.threadId), inArray(runs.status, ACTIVE), lt(runs.leaseExpiresAt, sql`now()`)));
+    try {
+      const [row] = await this.db
+        .insert(runs)
+        .values({ ...run, status: 'pending', leaseExpiresAt: this.leaseDeadline() })
+        .returning();
+      return row as RunRow;
+    } catch (error) {
+      if (sqlState(error) === UNIQUE_VIOLATION) throw new ThreadBusyError(run.threadId);
+      throw error;
+    }
+  }
+
+  async getRun(threadId: string, runId: string): Promise<RunRow> {
+    const [row] = await this.db
+      .select()
+      .from(runs)
+      .where(and(eq(runs.id, runId), eq(runs.threadId, threadId)));
+    if (!row) throw new NotFoundError('Run');
+    return row;
+  }
+
+  async markRunning(runId: string): Promise<void> {
+    await this.db
+      .update(runs)
+      .set({ status: 'running', startedAt: new Date(), updatedAt: new Date(), leaseExpiresAt: this.leaseDeadline() })
+      .where(eq(runs.id, runId));
+  }
+
+  /** Extends the lease; returns the stored status so a cancel from another process is noticed. */
+  async renewLease(runId: string): Promise<RunStatus | undefined> {
+    const [row] = await this.db
+      .update(runs)
+      .set({ leaseExpiresAt: this.leaseDeadline() })
+      .where(and(eq(runs.id, runId), inArray(runs.status, ACTIVE)))
+      .returning({ status: runs.status });
+    return row?.status;
+  }
+
+  async finishRun(
+    run: { id: string; threadId: string },
+    outcome: { status: RunStatus; error?: string; usage?: TokenUsage },
+  ): Promise<void> {
+    const now = new Date();
+    await this.db
+      .update(runs)
+      .set({ status: outcome.status, error: outcome.error ?? null, usage: outcome.usage ?? null, finishedAt: now, updatedAt: now })
+      .where(and(eq(runs.id, run.id), inArray(runs.status, ACTIVE)));
+    await this.db.update(threads).set({ updatedAt: now }).where(eq(threads.id, run.threadId));
+  }
+
+  /** Marks an active run interrupted, for a cancel that reaches a run this process does not hold. */
+  async requestCancel(runId: string): Promise<void> {
+    await this.db
+      .update(runs)
+      .set({ status: 'interrupted', finishedAt: new Date(), updatedAt: new Date() })
+      .where(and(eq(runs.id, runId), inArray(runs.status, ACTIVE)));
+  }
+
+  /** After a restart of the only process, every active run is an orphan. */
+  async failAllActiveRuns(reason: string): Promise<number> {
+    const rows = await this.db
+      .update(runs)
+      .set({ status: 'error', error: reason, finishedAt: new Date() })
+      .where(inArray(runs.status, ACTIVE))
+      .returning({ id: runs.id });
+    return rows.length;
+  }
+
+  private leaseDeadline(): Date {
+    return new Date(Date.now() + this.leaseMs);
+  }
+}
+
+export function toRunInfo(row: RunRow): RunInfo {
+  return {
+    run_id: row.id,
+    thread_id: row.threadId,
+    assistant_id: row.assistantId,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    metadata: row.metadata,
+    multitask_strategy: 'reject',
+    kwargs: row.kwargs,
+  };
+}

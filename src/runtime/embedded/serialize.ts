@@ -1,0 +1,48 @@
+import { type BaseMessage, isBaseMessage } from '@langchain/core/messages';
+import type { TokenUsage } from '../../db/schema/index.js';
+
+/** A LangChain message as LangGraph servers put it on the wire: its stored data plus `type`. */
+export function serializeMessage(message: BaseMessage): Record<string, unknown> {
+  const { data } = message.toDict();
+  return { ...data, type: message.getType() };
+}
+
+/** Graph state with messages made JSON-safe. */
+export function serializeValues(values: unknown): Record<string, unknown> {
+  if (values === null || typeof values !== 'object') return {};
+  return Object.fromEntries(
+    Object.entries(values).map(([key, value]) => [
+      key,
+      Array.isArray(value) ? value.map((item) => (isBaseMessage(item) ? serializeMessage(item) : item)) : value,
+    ]),
+  );
+}
+
+/** Only the metadata keys clients use; the rest holds callbacks and config that are not JSON. */
+export function pickStreamMetadata(metadata: unknown): Record<string, unknown> {
+  if (metadata === null || typeof metadata !== 'object') return {};
+  const picked: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(metadata)) {
+    if ((key.startsWith('langgraph_') || key.startsWith('ls_') || key === 'thread_id' || key === 'run_id') &&
+      (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) {
+      picked[key] = value;
+    }
+  }
+  return picked;
+}
+
+/** Token counts of the AI messages after the last human message: this run's usage. */
+export function usageOfLastTurn(messages: readonly BaseMessage[]): TokenUsage | undefined {
+  let usage: TokenUsage | undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as BaseMessage;
+    if (message.getType() === 'human') break;
+    const counts = (message as { usage_metadata?: TokenUsage }).usage_metadata;
+    if (!counts) continue;
+    usage ??= { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+    usage.input_tokens += counts.input_tokens;
+    usage.output_tokens += counts.output_tokens;
+    usage.total_tokens += counts.total_tokens;
+  }
+  return usage;
+}

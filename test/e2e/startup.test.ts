@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeTelegram } from '../fakes/telegram/index.js';
+import { runMainToExit, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+describe('starting the server', () => {
+  let server: ServerProcess | undefined;
+  const fakes: { stop(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+    await Promise.all(fakes.splice(0).map((f) => f.stop()));
+  });
+
+  it('runs with no config file at all, on the embedded default, and says what is missing', async () => {
+    server = await startServerProcess(['--config', writeConfig('server: { port: 0 }\n').path]);
+    const response = await fetch(`${server.url}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      ok: true,
+      database: { ok: true, kind: 'pglite' },
+      channels: {},
+      model: { configured: false, models: [] },
+    });
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('exits non-zero naming the key path when the config is invalid', async () => {
+    const { path } = writeConfig('server:\n  port: eighty\nchannels:\n  max_concurrency: 0\n');
+    const { code, stderr } = await runMainToExit(['--config', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('server.port:');
+    expect(stderr).toContain('channels.max_concurrency:');
+  });
+
+  it('stays up and reports the channel not running when Telegram rejects the token', async () => {
+    const telegram = new FakeTelegram({ rejectToken: true });
+    await telegram.start();
+    fakes.push(telegram);
+    const { path } = writeConfig(
+      `server: { port: 0 }\nchannels:\n  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }\n`,
+    );
+    server = await startServerProcess(['--config', path]);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { channels: Record<string, unknown> };
+    expect(health.channels.telegram).toEqual({ running: false, reason: 'Telegram rejected the bot token (401 Unauthorized)' });
+  });
+
+  it('keeps the bot token out of the logs', async () => {
+    const telegram = new FakeTelegram({ rejectToken: true });
+    await telegram.start();
+    fakes.push(telegram);
+    const { path } = writeConfig(
+      `server: { port: 0 }\nlog: { level: debug }\nchannels:\n  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}" }\n`,
+    );
+    server = await startServerProcess(['--config', path]);
+    await server.stop();
+    const secret = telegram.token.split(':')[1] as string;
+    expect(JSON.stringify(server.logs)).not.toContain(secret);
+    expect(server.stderr()).not.toContain(secret);
+  });
+});

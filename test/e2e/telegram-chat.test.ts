@@ -1,0 +1,191 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FakeOpenAI } from '../fakes/openai/index.js';
+import { type ChatMessageView, FakeTelegram } from '../fakes/telegram/index.js';
+import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+/**
+ * The whole server as a Telegram user meets it: `src/main.ts` with a config file, the real grammY
+ * against a fake Bot API, the real ChatOpenAI against a fake model. Assertions are about what the
+ * chat shows.
+ */
+
+const WORKING = 'Working on it...';
+const CURSOR = ' ▉';
+
+let telegram: FakeTelegram;
+let model: FakeOpenAI;
+let server: ServerProcess;
+let nextChat = 5000;
+
+function configYaml(extra = ''): string {
+  return `server: { port: 0 }
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
+  - { name: fast, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
+channels:
+  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
+${extra}`;
+}
+
+/** The bot's reply to a user message: the message that replies to it. */
+function replyTo(chatId: number, userMessageId: number): ChatMessageView | undefined {
+  return telegram.botMessages(chatId).find((m) => m.replyTo === userMessageId);
+}
+
+async function finalReply(chatId: number, userMessageId: number, finalText: string, timeoutMs = 15_000): Promise<ChatMessageView> {
+  return telegram.waitFor(() => {
+    const reply = replyTo(chatId, userMessageId);
+    return reply?.text === finalText ? reply : undefined;
+  }, timeoutMs);
+}
+
+describe('chatting in Telegram', () => {
+  let chatId: number;
+
+  beforeAll(async () => {
+    telegram = new FakeTelegram();
+    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+    await Promise.all([telegram.start(), model.start()]);
+    server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await Promise.all([telegram.stop(), model.stop()]);
+  });
+  beforeEach(() => {
+    chatId = nextChat++;
+  });
+  afterEach(() => {
+    expect(telegram.rateLimitViolations).toEqual([]);
+  });
+
+  it('shows Working on it... at once, grows the reply in place while the model streams, then the final answer', async () => {
+    const words = Array.from({ length: 24 }, (_, i) => `word${i} `);
+    model.enqueue({ chunks: words, chunkDelayMs: 120 });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'Tell me a story' });
+    const final = await finalReply(chatId, question.message_id, words.join(''));
+
+    expect(final.history[0]).toBe(WORKING);
+    const partials = final.history.slice(1, -1);
+    expect(partials.length).toBeGreaterThanOrEqual(2);
+    for (const partial of partials) {
+      expect(partial.endsWith(CURSOR)).toBe(true);
+      expect(words.join('').startsWith(partial.slice(0, -CURSOR.length))).toBe(true);
+    }
+    // Partial edits in a private chat are at least a second apart.
+    const partialTimes = final.editedAt.slice(0, partials.length);
+    for (let i = 1; i < partialTimes.length; i++) expect(partialTimes[i]! - partialTimes[i - 1]!).toBeGreaterThanOrEqual(1000);
+    expect(final.text.endsWith(CURSOR)).toBe(false);
+    expect(telegram.botMessages(chatId)).toHaveLength(1);
+  });
+
+  it('keeps one conversation per private chat, and /new starts another', async () => {
+    const first = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'my name is Ada' });
+    await finalReply(chatId, first.message_id, 'Echo: my name is Ada');
+    const second = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'what is my name?' });
+    await finalReply(chatId, second.message_id, 'Echo: what is my name?');
+    const lastRequest = model.requests.at(-1);
+    expect(lastRequest?.messages.map((m) => m.content)).toContain('my name is Ada');
+
+    const status = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/status' });
+    const statusReply = await telegram.waitFor(() => replyTo(chatId, status.message_id));
+    expect(statusReply.text).toMatch(/^Active thread: [0-9a-f-]{36}$/);
+    expect(statusReply.history).toEqual([statusReply.text]);
+
+    const reset = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/new' });
+    expect((await telegram.waitFor(() => replyTo(chatId, reset.message_id))).text).toBe('New conversation started.');
+    const third = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'fresh start' });
+    await finalReply(chatId, third.message_id, 'Echo: fresh start');
+    expect(model.requests.at(-1)?.messages.map((m) => m.content)).not.toContain('my name is Ada');
+
+    const status2 = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/status' });
+    const statusReply2 = await telegram.waitFor(() => replyTo(chatId, status2.message_id));
+    expect(statusReply2.text).not.toBe(statusReply.text);
+  });
+
+  it('answers /help, /models, /cmd@bot and unknown commands', async () => {
+    const help = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/help' });
+    expect((await telegram.waitFor(() => replyTo(chatId, help.message_id))).text).toBe(
+      'Available commands:\n/new — Start a new conversation\n/status — Show current thread info\n/models — List available models\n/help — Show this help',
+    );
+    const models = telegram.sendUserMessage({ chatId, chatType: 'private', text: `/models@${telegram.botInfo.username}` });
+    expect((await telegram.waitFor(() => replyTo(chatId, models.message_id))).text).toBe('Available models:\n• default\n• fast');
+    // Unknown slash words are chat for the agent, as in the reference.
+    const skill = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/deploy now' });
+    await finalReply(chatId, skill.message_id, 'Echo: /deploy now');
+  });
+
+  it('splits a final answer past 4096 characters into follow-up messages', async () => {
+    const long = `${'a'.repeat(4000)}\n${'b'.repeat(3000)}`;
+    model.enqueue({ chunks: [long] });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'long please' });
+    const first = await finalReply(chatId, question.message_id, `${'a'.repeat(4000)}\n`);
+    const second = await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.replyTo === first.messageId));
+    expect(second.text).toBe('b'.repeat(3000));
+  });
+
+  it('shows the error text when the model fails mid-answer, and the next message works', async () => {
+    model.enqueue({ chunks: ['I was saying', ' something', ' else'], failAfterChunks: 1 });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'fail please' });
+    await finalReply(chatId, question.message_id, 'I was saying');
+    model.enqueue({ fail: { status: 500 } });
+    const again = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'fail again' });
+    await finalReply(chatId, again.message_id, 'An error occurred while processing your request. Please try again.');
+    const after = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'are you ok?' });
+    await finalReply(chatId, after.message_id, 'Echo: are you ok?');
+  });
+
+  it('answers a redelivered update once', async () => {
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'only once' });
+    await finalReply(chatId, question.message_id, 'Echo: only once');
+    const requestsBefore = model.requests.length;
+    telegram.pushUpdate({ message: question as Parameters<typeof telegram.pushUpdate>[0]['message'] });
+    const marker = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'next' });
+    await finalReply(chatId, marker.message_id, 'Echo: next');
+    expect(model.requests.length).toBe(requestsBefore + 1);
+    expect(telegram.botMessages(chatId).filter((m) => m.text === 'Echo: only once')).toHaveLength(1);
+  });
+
+  it('starts a new conversation per group message and continues one when replying to it', async () => {
+    const groupId = -chatId;
+    const first = telegram.sendUserMessage({ chatId: groupId, chatType: 'supergroup', text: 'topic one' });
+    await finalReply(groupId, first.message_id, 'Echo: topic one');
+    const followUp = telegram.sendUserMessage({ chatId: groupId, chatType: 'supergroup', text: 'more on it', replyToMessageId: first.message_id });
+    await finalReply(groupId, followUp.message_id, 'Echo: more on it');
+    expect(model.requests.at(-1)?.messages.map((m) => m.content)).toContain('topic one');
+    const other = telegram.sendUserMessage({ chatId: groupId, chatType: 'supergroup', text: 'unrelated' });
+    await finalReply(groupId, other.message_id, 'Echo: unrelated');
+    expect(model.requests.at(-1)?.messages.map((m) => m.content)).not.toContain('topic one');
+  });
+
+  it('handles a 64 KB message without crashing', async () => {
+    const big = 'x'.repeat(64 * 1024);
+    model.enqueue({ text: 'That was long.' });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: big });
+    await finalReply(chatId, question.message_id, 'That was long.');
+    expect(model.requests.at(-1)?.messages.at(-1)?.content).toBe(big);
+  });
+});
+
+describe('without a model', () => {
+  beforeAll(async () => {
+    telegram = new FakeTelegram();
+    await telegram.start();
+    const { path } = writeConfig(
+      `server: { port: 0 }\nchannels:\n  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }\n`,
+    );
+    server = await startServerProcess(['--config', path]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await telegram.stop();
+  });
+
+  it('tells the user no model is configured, and /health says so', async () => {
+    const question = telegram.sendUserMessage({ chatId: 42, chatType: 'private', text: 'hello?' });
+    await finalReply(42, question.message_id, 'No model is configured on this server. Ask the operator to add one under `models:` in config.yaml.');
+    const health = (await (await fetch(`${server.url}/health`)).json()) as Record<string, unknown>;
+    expect(health.model).toEqual({ configured: false, models: [] });
+    expect(health.channels).toEqual({ telegram: { running: true } });
+  });
+});

@@ -1,0 +1,295 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A tool call the fake model makes; `args` is sent JSON-encoded, in fragments when streaming. */
+export interface FakeToolCall {
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** One scripted model answer. Every field is optional; `{}` answers with empty text. */
+export interface FakeReply {
+  /** Assistant text. Split into ~4-character deltas when streaming unless `chunks` is given. */
+  text?: string;
+  /** Explicit content deltas, sent in order. Their concatenation is the text; overrides `text`. */
+  chunks?: string[];
+  /** Tool calls after the text; each gets a fresh id `call_<n>_<random>`. */
+  toolCalls?: FakeToolCall[];
+  /** Reported usage. Default: ~4 characters per token of the prompt and of the answer. */
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Pause before each streamed chunk, in ms. Default 0. */
+  chunkDelayMs?: number;
+  /** Answer with this HTTP error (OpenAI's error shape) instead of a completion. */
+  fail?: { status: number; message?: string };
+  /** Streaming only: send this many content deltas, then destroy the socket mid-stream. */
+  failAfterChunks?: number;
+}
+
+/** A chat message as the client sent it. */
+export interface FakeChatMessage {
+  role: string;
+  content: string | Array<{ type: string; text?: string }> | null;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+}
+
+/** One recorded `POST /v1/chat/completions`; `body` is the full parsed JSON. */
+export interface FakeChatRequest {
+  model: string;
+  messages: FakeChatMessage[];
+  tools: unknown[] | undefined;
+  stream: boolean;
+  body: Record<string, unknown>;
+}
+
+/** Answers a request when the scripted queue is empty. */
+export type FakeResponder = (request: FakeChatRequest) => FakeReply | Promise<FakeReply>;
+
+export interface FakeOpenAIOptions {
+  /** When set, any other bearer key gets 401 `invalid_api_key`. A bearer key is always required. */
+  apiKey?: string;
+  /** Ids listed by `GET /v1/models`. Default `['gpt-4o-mini']`. */
+  models?: string[];
+}
+
+type Delta = Record<string, unknown>;
+
+function messageText(message: FakeChatMessage): string {
+  if (message.content === null) return '';
+  if (typeof message.content === 'string') return message.content;
+  return message.content.map((part) => part.text ?? '').join('');
+}
+
+/** The last user message's text (text parts joined), or `''`. */
+export function lastUserText(messages: FakeChatMessage[]): string {
+  const user = messages.findLast((m) => m.role === 'user');
+  return user ? messageText(user) : '';
+}
+
+/** Default responder: `Echo: <last user message text>`. */
+export const echoResponder: FakeResponder = (request) => ({ text: `Echo: ${lastUserText(request.messages)}` });
+
+/** Rough token count (~4 characters per token, like OpenAI's rule of thumb), so usage moves with the text. */
+function countTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function splitText(text: string, size = 4): string[] {
+  const pieces: string[] = [];
+  for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size));
+  return pieces;
+}
+
+function errorBody(message: string, type: string, code: string | null) {
+  return { error: { message, type, param: null, code } };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
+}
+
+/**
+ * An OpenAI-compatible Chat Completions server on 127.0.0.1 for the real `@langchain/openai`
+ * client (sdk-recipes §7): streaming (SSE) and non-streaming completions, tool calls, usage,
+ * scripted failures, and `GET /v1/models`. Script answers with `enqueue`; when the queue is
+ * empty, `respond` answers (default: echo).
+ */
+export class FakeOpenAI {
+  /** Every chat-completion request that passed auth, in arrival order. */
+  readonly requests: FakeChatRequest[] = [];
+  /** Answers when the queue is empty. Default {@link echoResponder}. */
+  respond: FakeResponder = echoResponder;
+
+  private readonly queue: FakeReply[] = [];
+  private readonly waiters = new Set<() => void>();
+  private readonly server: Server;
+  private readonly options: FakeOpenAIOptions;
+  private toolCallCount = 0;
+  private responseCount = 0;
+  private port: number | undefined;
+
+  constructor(options: FakeOpenAIOptions = {}) {
+    this.options = options;
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) sendJson(res, 500, errorBody(String(error), 'server_error', null));
+        else res.destroy();
+      });
+    });
+  }
+
+  /** `http://127.0.0.1:<port>/v1`, the client's `configuration.baseURL`. Throws before `start()`. */
+  get baseURL(): string {
+    if (this.port === undefined) throw new Error('FakeOpenAI is not started');
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
+
+  /** Listens on a free port; resolves to `baseURL`. */
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this.baseURL;
+  }
+
+  /** Closes the server and every open connection, including streams in progress. */
+  async stop(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  /** Queues answers, used first-in first-out, one per chat-completion request. */
+  enqueue(...replies: FakeReply[]): this {
+    this.queue.push(...replies);
+    return this;
+  }
+
+  /**
+   * Resolves with `requests` once at least `count` have arrived.
+   * @throws Error after `timeoutMs` (default 2000), naming how many arrived.
+   */
+  waitForRequests(count: number, timeoutMs = 2000): Promise<FakeChatRequest[]> {
+    if (this.requests.length >= count) return Promise.resolve(this.requests);
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.requests.length < count) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(this.requests);
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`FakeOpenAI: expected ${count} requests within ${timeoutMs} ms, got ${this.requests.length}`));
+      }, timeoutMs);
+      this.waiters.add(check);
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const auth = req.headers.authorization;
+    if (!auth?.startsWith('Bearer ')) {
+      return sendJson(res, 401, errorBody('Missing bearer API key.', 'invalid_request_error', null));
+    }
+    if (this.options.apiKey !== undefined && auth.slice('Bearer '.length) !== this.options.apiKey) {
+      // Unlike OpenAI, the message never repeats the key: keys stay out of logs.
+      return sendJson(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+    }
+    const path = req.url?.split('?')[0];
+    if (req.method === 'GET' && path === '/v1/models') {
+      const data = (this.options.models ?? ['gpt-4o-mini']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake-openai' }));
+      return sendJson(res, 200, { object: 'list', data });
+    }
+    if (req.method === 'POST' && path === '/v1/chat/completions') return this.complete(req, res);
+    sendJson(res, 404, errorBody(`Unknown route ${req.method} ${path}`, 'invalid_request_error', 'unknown_url'));
+  }
+
+  private async complete(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: Record<string, unknown>;
+    try {
+      body = await readJson(req);
+    } catch {
+      return sendJson(res, 400, errorBody('Request body is not valid JSON.', 'invalid_request_error', null));
+    }
+    const request: FakeChatRequest = {
+      model: String(body.model),
+      messages: (body.messages ?? []) as FakeChatMessage[],
+      tools: body.tools as unknown[] | undefined,
+      stream: body.stream === true,
+      body,
+    };
+    this.requests.push(request);
+    for (const waiter of [...this.waiters]) waiter();
+
+    const reply = this.queue.shift() ?? (await this.respond(request));
+    if (reply.fail) {
+      const { status, message = `Scripted failure ${status}` } = reply.fail;
+      return sendJson(res, status, errorBody(message, status >= 500 ? 'server_error' : 'invalid_request_error', null));
+    }
+    const answer = this.buildAnswer(request, reply);
+    if (request.stream) return this.stream(res, answer, reply);
+    const hasToolCalls = answer.toolCalls.length > 0;
+    const message = {
+      role: 'assistant',
+      content: hasToolCalls && answer.text === '' ? null : answer.text,
+      ...(hasToolCalls ? { tool_calls: answer.toolCalls } : {}),
+    };
+    const { id, created, model, finishReason, usage } = answer;
+    const choices = [{ index: 0, message, finish_reason: finishReason }];
+    sendJson(res, 200, { id, object: 'chat.completion', created, model, choices, usage });
+  }
+
+  private buildAnswer(request: FakeChatRequest, reply: FakeReply) {
+    const chunks = reply.chunks ?? splitText(reply.text ?? '');
+    const text = chunks.join('');
+    const toolCalls = (reply.toolCalls ?? []).map((call) => ({
+      // Unique per call: LangGraph skips a tool call whose id already has a ToolMessage,
+      // so a repeated id makes the next turn on the same thread loop (sdk-recipes §7).
+      id: `call_${++this.toolCallCount}_${randomBytes(3).toString('hex')}`,
+      type: 'function' as const,
+      function: { name: call.name, arguments: JSON.stringify(call.args) },
+    }));
+    const promptText = request.messages.map(messageText).join('\n');
+    const usage = reply.usage ?? {
+      prompt_tokens: countTokens(promptText),
+      completion_tokens: countTokens(text + toolCalls.map((c) => c.function.name + c.function.arguments).join('')),
+    };
+    return {
+      id: `chatcmpl-${++this.responseCount}`,
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      chunks,
+      text,
+      toolCalls,
+      finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      includeUsage: (request.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
+    };
+  }
+
+  private async stream(res: ServerResponse, answer: ReturnType<FakeOpenAI['buildAnswer']>, reply: FakeReply): Promise<void> {
+    const deltas: Delta[] = [];
+    if (answer.chunks.length > 0 || answer.toolCalls.length === 0) deltas.push({ content: '' });
+    for (const content of answer.chunks) deltas.push({ content });
+    answer.toolCalls.forEach((call, index) => {
+      const header = { index, id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } };
+      deltas.push({ tool_calls: [header] });
+      for (const fragment of splitText(call.function.arguments, 8)) {
+        deltas.push({ tool_calls: [{ index, function: { arguments: fragment } }] });
+      }
+    });
+    // The first delta carries the role; a tool-only turn starts with content null (sdk-recipes §7).
+    deltas[0] = { role: 'assistant', content: null, ...deltas[0] };
+
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const base = { id: answer.id, object: 'chat.completion.chunk', created: answer.created, model: answer.model };
+    const send = async (data: object) => {
+      if (reply.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs));
+      const line = `data: ${JSON.stringify(data)}\n\n`;
+      // Wait for the flush so a following destroy() cannot drop what was already "sent".
+      await new Promise<void>((resolve, reject) => res.write(line, (error) => (error ? reject(error) : resolve())));
+    };
+
+    let contentSent = 0;
+    for (const delta of deltas) {
+      await send({ ...base, choices: [{ index: 0, delta, finish_reason: null }] });
+      if (typeof delta.content === 'string' && delta.content !== '') contentSent++;
+      if (contentSent === reply.failAfterChunks) break;
+    }
+    if (reply.failAfterChunks !== undefined) {
+      res.destroy(); // mid-stream: no finish_reason, no [DONE]
+      return;
+    }
+    await send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: answer.finishReason }] });
+    if (answer.includeUsage) await send({ ...base, choices: [], usage: answer.usage });
+    res.end('data: [DONE]\n\n');
+  }
+}

@@ -1,0 +1,204 @@
+import type { Chat, Message, User } from 'grammy/types';
+
+/** An error the fake answers with, in the Bot API's own words. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly errorCode: number,
+    readonly description: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(description);
+    this.name = 'ApiFailure';
+  }
+}
+
+export type ChatType = 'private' | 'group' | 'supergroup';
+
+/** Bot API 400 descriptions, verbatim (https://core.telegram.org/bots/api, telebot `errors.go`). */
+export const BAD_REQUEST = {
+  chatNotFound: 'Bad Request: chat not found',
+  textEmpty: 'Bad Request: message text is empty',
+  tooLong: 'Bad Request: message is too long',
+  notModified:
+    'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+  editNotFound: 'Bad Request: message to edit not found',
+  cantEdit: "Bad Request: message can't be edited",
+  replyNotFound: 'Bad Request: message to be replied not found',
+  deleteNotFound: 'Bad Request: message to delete not found',
+} as const;
+
+/** sendMessage / editMessageText: 1-4096 characters (UTF-16 units; no entities parsed here). */
+export const MAX_TEXT_CHARS = 4096;
+
+interface StoredMessage {
+  messageId: number;
+  from: User;
+  isFromBot: boolean;
+  /** Every text the message has shown, oldest first; the last is current. */
+  history: string[];
+  isCaption: boolean;
+  editedAt: number[];
+  sentAt: number;
+  replyTo: number | undefined;
+  isDeleted: boolean;
+}
+
+interface StoredChat {
+  chat: Chat;
+  nextMessageId: number;
+  messages: Map<number, StoredMessage>;
+}
+
+/** One message as the people in the chat see it. */
+export interface ChatMessageView {
+  messageId: number;
+  from: 'bot' | 'user';
+  userId: number;
+  /** Current text (or caption). */
+  text: string;
+  /** The message this one replies to. */
+  replyTo?: number;
+  /** Texts in order: the original, then each edit. */
+  history: string[];
+  /** When each edit arrived, ms since the epoch (same order as `history.slice(1)`). */
+  editedAt: number[];
+  sentAt: number;
+  isDeleted: boolean;
+}
+
+function validateText(text: unknown): string {
+  if (typeof text !== 'string' || text.trim().length === 0) throw new ApiFailure(400, BAD_REQUEST.textEmpty);
+  if (text.length > MAX_TEXT_CHARS) throw new ApiFailure(400, BAD_REQUEST.tooLong);
+  return text;
+}
+
+/** The chats the fake knows, with what each participant sees. */
+export class ChatStore {
+  private readonly chats = new Map<number, StoredChat>();
+
+  constructor(private readonly bot: User) {}
+
+  ensureChat(chatId: number, type: ChatType): StoredChat {
+    let stored = this.chats.get(chatId);
+    if (!stored) {
+      const chat: Chat =
+        type === 'private'
+          ? { id: chatId, type: 'private', first_name: `User ${chatId}` }
+          : { id: chatId, type, title: `Group ${chatId}` };
+      stored = { chat, nextMessageId: 1, messages: new Map() };
+      this.chats.set(chatId, stored);
+    }
+    return stored;
+  }
+
+  addUserMessage(input: {
+    chatId: number;
+    chatType: ChatType;
+    from: User;
+    text: string;
+    isCaption: boolean;
+    replyToMessageId?: number;
+    at: number;
+  }): Message {
+    const chat = this.ensureChat(input.chatId, input.chatType);
+    const stored = this.add(chat, { from: input.from, isFromBot: false, text: input.text, at: input.at });
+    stored.isCaption = input.isCaption;
+    stored.replyTo = input.replyToMessageId;
+    return this.toMessage(chat, stored);
+  }
+
+  sendBotMessage(params: Record<string, unknown>, at: number): Message {
+    const chat = this.chat(params.chat_id);
+    const text = validateText(params.text);
+    const reply = params.reply_parameters as { message_id?: unknown; allow_sending_without_reply?: unknown } | undefined;
+    const replyId = reply?.message_id ?? params.reply_to_message_id;
+    let replyTo: number | undefined;
+    if (replyId !== undefined) {
+      const target = chat.messages.get(Number(replyId));
+      if (target && !target.isDeleted) replyTo = target.messageId;
+      else if (reply?.allow_sending_without_reply !== true) throw new ApiFailure(400, BAD_REQUEST.replyNotFound);
+    }
+    const stored = this.add(chat, { from: this.bot, isFromBot: true, text, at });
+    stored.replyTo = replyTo;
+    return this.toMessage(chat, stored);
+  }
+
+  editBotMessage(params: Record<string, unknown>, at: number): Message {
+    const chat = this.chat(params.chat_id);
+    const text = validateText(params.text);
+    const stored = chat.messages.get(Number(params.message_id));
+    if (!stored || stored.isDeleted) throw new ApiFailure(400, BAD_REQUEST.editNotFound);
+    if (!stored.isFromBot) throw new ApiFailure(400, BAD_REQUEST.cantEdit);
+    if (stored.history.at(-1) === text) throw new ApiFailure(400, BAD_REQUEST.notModified);
+    stored.history.push(text);
+    stored.editedAt.push(at);
+    return { ...this.toMessage(chat, stored), edit_date: Math.floor(at / 1000) };
+  }
+
+  deleteMessage(params: Record<string, unknown>): true {
+    const chat = this.chat(params.chat_id);
+    const stored = chat.messages.get(Number(params.message_id));
+    if (!stored || stored.isDeleted) throw new ApiFailure(400, BAD_REQUEST.deleteNotFound);
+    stored.isDeleted = true;
+    return true;
+  }
+
+  /** @throws ApiFailure 400 `chat not found` for a chat no user has written in. */
+  chat(chatId: unknown): StoredChat {
+    const stored = this.chats.get(Number(chatId));
+    if (!stored) throw new ApiFailure(400, BAD_REQUEST.chatNotFound);
+    return stored;
+  }
+
+  view(chatId: number): ChatMessageView[] {
+    const stored = this.chats.get(chatId);
+    if (!stored) return [];
+    return [...stored.messages.values()].map((m) => ({
+      messageId: m.messageId,
+      from: m.isFromBot ? 'bot' : 'user',
+      userId: m.from.id,
+      text: m.history.at(-1) ?? '',
+      ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
+      history: [...m.history],
+      editedAt: [...m.editedAt],
+      sentAt: m.sentAt,
+      isDeleted: m.isDeleted,
+    }));
+  }
+
+  private add(chat: StoredChat, input: { from: User; isFromBot: boolean; text: string; at: number }): StoredMessage {
+    const stored: StoredMessage = {
+      messageId: chat.nextMessageId++,
+      from: input.from,
+      isFromBot: input.isFromBot,
+      history: [input.text],
+      isCaption: false,
+      editedAt: [],
+      sentAt: input.at,
+      replyTo: undefined,
+      isDeleted: false,
+    };
+    chat.messages.set(stored.messageId, stored);
+    return stored;
+  }
+
+  private toMessage(chat: StoredChat, stored: StoredMessage, depth = 0): Message {
+    const text = stored.history.at(-1) ?? '';
+    const base = {
+      message_id: stored.messageId,
+      date: Math.floor(stored.sentAt / 1000),
+      chat: chat.chat,
+      from: stored.from,
+    };
+    const content = stored.isCaption
+      ? {
+          caption: text,
+          photo: [{ file_id: `photo-${stored.messageId}`, file_unique_id: `p${stored.messageId}`, width: 90, height: 90 }],
+        }
+      : { text };
+    const target = stored.replyTo === undefined ? undefined : chat.messages.get(stored.replyTo);
+    // Telegram nests one level of reply_to_message.
+    const reply = target && depth === 0 ? { reply_to_message: this.toMessage(chat, target, 1) } : {};
+    return { ...base, ...content, ...reply } as Message;
+  }
+}

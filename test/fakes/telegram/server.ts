@@ -1,0 +1,329 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Message, Update, User, UserFromGetMe } from 'grammy/types';
+import { ApiFailure, ChatStore, type ChatMessageView, type ChatType } from './chats.js';
+import { UpdateQueue } from './updates.js';
+import { readParams } from './wire.js';
+
+/**
+ * A fake Telegram Bot API on 127.0.0.1 speaking the real wire format: `POST
+ * /bot<token>/<method>` with a JSON, urlencoded or multipart body, answered with
+ * `{ok:true,result}` or `{ok:false,error_code,description,parameters?}` and the same HTTP status.
+ * getUpdates really long-polls. Every call is recorded; chats keep what users see.
+ */
+
+/** One API call as it arrived. */
+export interface RecordedCall {
+  method: string;
+  params: Record<string, unknown>;
+  /** Arrival time, ms since the epoch. */
+  at: number;
+  /** Set once answered. */
+  response?: { ok: true } | { ok: false; errorCode: number; description: string };
+}
+
+/** An injected failure (see {@link FakeTelegram.failNext}). */
+export type Fault =
+  | { errorCode: 429; retryAfter: number }
+  | { errorCode: 500 }
+  | { errorCode: 401 }
+  | { errorCode: 400 | 403; description: string };
+
+/** A send or edit to a chat that arrived while a 429's `retry_after` for that chat was running. */
+export interface RateLimitViolation {
+  method: string;
+  chatId: number;
+  at: number;
+  blockedUntil: number;
+}
+
+export interface UserMessageInput {
+  chatId: number;
+  chatType: ChatType;
+  text?: string;
+  caption?: string;
+  /** Default: a user whose id is the chat id in private chats, else 1001. */
+  from?: Partial<User>;
+  replyToMessageId?: number;
+  isBot?: boolean;
+}
+
+export interface FakeTelegramOptions {
+  token?: string;
+  botInfo?: Partial<UserFromGetMe>;
+  /** Answer every call with 401 Unauthorized, as for a revoked token. */
+  rejectToken?: boolean;
+}
+
+/** Methods that put something in front of a chat's members (subject to per-chat flood control). */
+const CHAT_OUTPUT_METHODS = new Set(['sendMessage', 'editMessageText', 'sendChatAction', 'deleteMessage']);
+
+type Handler = (params: Record<string, unknown>, res: ServerResponse, at: number) => unknown;
+
+export class FakeTelegram {
+  readonly token: string;
+  readonly botInfo: UserFromGetMe;
+  /** When true, every call is answered 401 Unauthorized. */
+  rejectToken: boolean;
+  /** Sends and edits that ignored a running `retry_after`; tests expect this to stay empty. */
+  readonly rateLimitViolations: RateLimitViolation[] = [];
+  /** Commands stored by setMyCommands. */
+  commands: unknown[] = [];
+
+  private readonly recorded: RecordedCall[] = [];
+  private readonly store: ChatStore;
+  private readonly faults = new Map<string, { fault: Fault; remaining: number }[]>();
+  private readonly blockedUntil = new Map<number, number>();
+  private readonly listeners = new Set<() => void>();
+  private readonly updates = new UpdateQueue();
+  private server: Server | undefined;
+  private port = 0;
+  private readonly handlers: Record<string, Handler> = {
+    getMe: () => this.botInfo,
+    deleteWebhook: (params) => {
+      if (params.drop_pending_updates === true) this.updates.clear();
+      return true;
+    },
+    getUpdates: (params, res) => this.updates.getUpdates(params, res),
+    sendMessage: (params, _res, at) => this.store.sendBotMessage(params, at),
+    editMessageText: (params, _res, at) => this.store.editBotMessage(params, at),
+    sendChatAction: (params) => {
+      this.store.chat(params.chat_id);
+      if (typeof params.action !== 'string') throw new ApiFailure(400, 'Bad Request: wrong parameter action in request');
+      return true;
+    },
+    deleteMessage: (params) => this.store.deleteMessage(params),
+    setMyCommands: (params) => {
+      this.commands = Array.isArray(params.commands) ? params.commands : [];
+      return true;
+    },
+  };
+
+  constructor(options: FakeTelegramOptions = {}) {
+    this.token = options.token ?? '123456:TEST-fake-token';
+    this.rejectToken = options.rejectToken ?? false;
+    this.botInfo = {
+      id: Number(this.token.split(':')[0]) || 123456,
+      is_bot: true,
+      first_name: 'Test Bot',
+      username: 'test_bot',
+      can_join_groups: true,
+      can_read_all_group_messages: false,
+      supports_inline_queries: false,
+      can_connect_to_business: false,
+      has_main_web_app: false,
+      has_topics_enabled: false,
+      allows_users_to_create_topics: false,
+      can_manage_bots: false,
+      supports_join_request_queries: false,
+      ...options.botInfo,
+    };
+    this.store = new ChatStore(this.botInfo);
+  }
+
+  /** `http://127.0.0.1:<port>`, no trailing slash; valid after `start()`. */
+  get apiRoot(): string {
+    if (!this.server) throw new Error('FakeTelegram is not started');
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Every call so far, in arrival order. */
+  get calls(): readonly RecordedCall[] {
+    return this.recorded;
+  }
+
+  callsTo(method: string): RecordedCall[] {
+    return this.recorded.filter((call) => call.method === method);
+  }
+
+  async start(): Promise<void> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) this.answer(res, new ApiFailure(500, `Internal Server Error: ${String(error)}`));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.server = server;
+    this.port = (server.address() as AddressInfo).port;
+  }
+
+  /** Answers a held getUpdates with `[]` and closes every connection. */
+  async stop(): Promise<void> {
+    this.updates.release();
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  /** A person writes in a chat: the update is queued for getUpdates. Returns the message. */
+  sendUserMessage(input: UserMessageInput): Message {
+    const isCaption = input.text === undefined && input.caption !== undefined;
+    const defaultId = input.chatType === 'private' ? input.chatId : 1001;
+    const from: User = {
+      id: defaultId,
+      is_bot: input.isBot ?? false,
+      first_name: 'Alice',
+      username: 'alice',
+      ...input.from,
+    };
+    const message = this.store.addUserMessage({
+      chatId: input.chatId,
+      chatType: input.chatType,
+      from,
+      text: input.text ?? input.caption ?? '',
+      isCaption,
+      replyToMessageId: input.replyToMessageId,
+      at: Date.now(),
+    });
+    this.pushUpdate({ message } as Omit<Update, 'update_id'>);
+    return message;
+  }
+
+  /** Queues a raw update (any type) for getUpdates. */
+  pushUpdate(update: Omit<Update, 'update_id'>): Update {
+    const full = this.updates.push(update);
+    this.emit();
+    return full;
+  }
+
+  /** What the chat shows: bot and user messages with current text, reply target and edits. */
+  chatMessages(chatId: number): ChatMessageView[] {
+    return this.store.view(chatId);
+  }
+
+  /** The bot's messages in a chat that are still there. */
+  botMessages(chatId: number): ChatMessageView[] {
+    return this.chatMessages(chatId).filter((m) => m.from === 'bot' && !m.isDeleted);
+  }
+
+  /** Answers the next `times` calls of `method` with `fault` instead of handling them. */
+  failNext(method: string, fault: Fault, times = 1): void {
+    const queue = this.faults.get(method) ?? [];
+    queue.push({ fault, remaining: times });
+    this.faults.set(method, queue);
+  }
+
+  /**
+   * Resolves with the predicate's first truthy value, checked now and after every call and
+   * update; rejects after `timeoutMs`.
+   */
+  waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const listener = (): void => {
+        let value: T | false | null | undefined;
+        try {
+          value = predicate();
+        } catch (error) {
+          done();
+          reject(error);
+          return;
+        }
+        if (value) {
+          done();
+          resolve(value);
+        }
+      };
+      const done = (): void => {
+        clearTimeout(timer);
+        this.listeners.delete(listener);
+      };
+      this.listeners.add(listener);
+      timer = setTimeout(() => {
+        done();
+        reject(new Error(`FakeTelegram.waitFor: condition not met within ${timeoutMs} ms`));
+      }, timeoutMs);
+      listener();
+    });
+  }
+
+  private emit(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const params = await readParams(req, url);
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+    const call: RecordedCall = { method: match?.[2] ?? url.pathname, params, at: Date.now() };
+    this.recorded.push(call);
+    this.emit();
+    const result = await this.dispatch(match?.[1], call, res);
+    this.answer(res, result, call);
+  }
+
+  private async dispatch(token: string | undefined, call: RecordedCall, res: ServerResponse): Promise<unknown> {
+    const handler = this.handlers[call.method];
+    if (token === undefined || !handler) return new ApiFailure(404, 'Not Found');
+    if (this.rejectToken || token !== this.token) return new ApiFailure(401, 'Unauthorized');
+    const chatId = typeof call.params.chat_id === 'number' ? call.params.chat_id : undefined;
+    if (chatId !== undefined && CHAT_OUTPUT_METHODS.has(call.method)) this.checkFloodWindow(call, chatId);
+    const fault = this.takeFault(call.method);
+    if (fault) return this.failure(fault, call, chatId);
+    try {
+      return await handler(call.params, res, call.at);
+    } catch (error) {
+      if (error instanceof ApiFailure) return error;
+      throw error;
+    }
+  }
+
+  private checkFloodWindow(call: RecordedCall, chatId: number): void {
+    const until = this.blockedUntil.get(chatId);
+    if (until !== undefined && call.at < until) {
+      this.rateLimitViolations.push({ method: call.method, chatId, at: call.at, blockedUntil: until });
+    }
+  }
+
+  private takeFault(method: string): Fault | undefined {
+    const queue = this.faults.get(method);
+    const head = queue?.[0];
+    if (!queue || !head) return undefined;
+    head.remaining -= 1;
+    if (head.remaining <= 0) queue.shift();
+    return head.fault;
+  }
+
+  private failure(fault: Fault, call: RecordedCall, chatId: number | undefined): ApiFailure {
+    switch (fault.errorCode) {
+      case 429: {
+        if (chatId !== undefined) {
+          const until = call.at + fault.retryAfter * 1000;
+          this.blockedUntil.set(chatId, Math.max(until, this.blockedUntil.get(chatId) ?? 0));
+        }
+        return new ApiFailure(429, `Too Many Requests: retry after ${fault.retryAfter}`, fault.retryAfter);
+      }
+      case 500:
+        return new ApiFailure(500, 'Internal Server Error');
+      case 401:
+        return new ApiFailure(401, 'Unauthorized');
+      default:
+        return new ApiFailure(fault.errorCode, fault.description);
+    }
+  }
+
+  private answer(res: ServerResponse, result: unknown, call?: RecordedCall): void {
+    if (res.writableEnded || res.destroyed) return;
+    const isFailure = result instanceof ApiFailure;
+    const body = isFailure
+      ? {
+          ok: false,
+          error_code: result.errorCode,
+          description: result.description,
+          ...(result.retryAfterSeconds === undefined ? {} : { parameters: { retry_after: result.retryAfterSeconds } }),
+        }
+      : { ok: true, result };
+    if (call) {
+      call.response = isFailure
+        ? { ok: false, errorCode: result.errorCode, description: result.description }
+        : { ok: true };
+    }
+    res.writeHead(isFailure ? result.errorCode : 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+    this.emit();
+  }
+}

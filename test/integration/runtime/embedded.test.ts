@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ModelConfig } from '../../../src/agent/config.js';
+import { type DatabaseHandle, schema } from '../../../src/db/index.js';
+import { AppError } from '../../../src/errors.js';
+import { silentLogger } from '../../../src/logger.js';
+import { createEmbeddedRuntime } from '../../../src/runtime/embedded/index.js';
+import type { AgentRuntime, RunRequest, StreamPart } from '../../../src/runtime/types.js';
+import { FakeOpenAI } from '../../fakes/openai/index.js';
+import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
+
+const AGENTS_DIR = fileURLToPath(new URL('../../../agents', import.meta.url));
+
+function ask(text: string, extra: Partial<RunRequest> = {}): RunRequest {
+  return { assistant_id: 'lead_agent', input: { messages: [{ role: 'human', content: text }] }, ...extra };
+}
+
+async function collect(events: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
+  const parts: StreamPart[] = [];
+  for await (const part of events) parts.push(part);
+  return parts;
+}
+
+function aiText(parts: StreamPart[]): string {
+  return parts
+    .filter((p) => p.event === 'messages')
+    .map((p) => (p.data as [{ type: string; content: string }])[0])
+    .filter((m) => m.type === 'ai')
+    .map((m) => m.content)
+    .join('');
+}
+
+function codeOf(error: unknown): string | undefined {
+  return error instanceof AppError ? error.code : undefined;
+}
+
+describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
+  let database: DatabaseHandle;
+  let model: FakeOpenAI;
+  let runtime: AgentRuntime;
+  let models: ModelConfig[];
+
+  beforeAll(async () => {
+    database = await openTestDatabase(kind);
+    model = new FakeOpenAI({ apiKey: 'sk-test' });
+    await model.start();
+    models = [{ name: 'default', model: 'gpt-4o-mini', base_url: model.baseURL, api_key: 'sk-test', timeout_seconds: 30, max_retries: 0 }];
+    runtime = await createEmbeddedRuntime({ db: database.db, models, agentsDir: AGENTS_DIR, logger: silentLogger(), leaseMs: 600 });
+  });
+  afterAll(async () => {
+    await runtime.close();
+    await model.stop();
+    await database.close();
+  });
+  beforeEach(() => {
+    model.respond = (request) => ({ text: `Echo: ${String(request.messages.at(-1)?.content)}` });
+  });
+
+  it('streams the answer token by token, then the final state, and records the run with its usage', async () => {
+    const thread = await runtime.createThread();
+    model.enqueue({ chunks: ['The ', 'answer ', 'is 42.'], usage: { prompt_tokens: 11, completion_tokens: 7 } });
+    const { run, events } = await runtime.streamRun(thread.thread_id, ask('what is it?', { stream_mode: ['messages-tuple', 'values'] }));
+    const parts = await collect(events);
+    expect(parts[0]).toEqual({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
+    expect(aiText(parts)).toBe('The answer is 42.');
+    const lastValues = parts.filter((p) => p.event === 'values').at(-1)?.data as { messages: { type: string; content: string }[] };
+    expect(lastValues.messages.map((m) => [m.type, m.content])).toEqual([
+      ['human', 'what is it?'],
+      ['ai', 'The answer is 42.'],
+    ]);
+    const stored = await runtime.getRun(thread.thread_id, run.run_id);
+    expect(stored.status).toBe('success');
+    const [row] = await database.db.select().from(schema.runs).where(eq(schema.runs.id, run.run_id));
+    expect(row?.usage).toEqual({ input_tokens: 11, output_tokens: 7, total_tokens: 18 });
+    expect(row?.startedAt).toBeInstanceOf(Date);
+    expect(row?.finishedAt).toBeInstanceOf(Date);
+  });
+
+  it('sends the lead agent prompt as the system message and keeps the conversation across runs', async () => {
+    const thread = await runtime.createThread();
+    await runtime.waitRun(thread.thread_id, ask('first'));
+    const before = model.requests.length;
+    const { values } = await runtime.waitRun(thread.thread_id, ask('second'));
+    const request = model.requests[before];
+    expect(request?.messages[0]?.role).toBe('system');
+    expect(String(request?.messages[0]?.content)).toContain('You are DeerFlow');
+    expect(request?.messages.slice(1).map((m) => m.content)).toEqual(['first', 'Echo: first', 'second']);
+    expect((values.messages as unknown[]).length).toBe(4);
+    const state = await runtime.getThread(thread.thread_id);
+    expect(state.status).toBe('idle');
+    expect(state.values?.messages).toHaveLength(4);
+  });
+
+  it('rejects a second run on a busy thread, and accepts one after the first finished', async () => {
+    const thread = await runtime.createThread();
+    model.enqueue({ chunks: ['slow ', 'answer'], chunkDelayMs: 150 });
+    const first = await runtime.streamRun(thread.thread_id, ask('one', { stream_mode: ['values'] }));
+    await expect(runtime.waitRun(thread.thread_id, ask('two'))).rejects.toSatisfy((e) => codeOf(e) === 'THREAD_BUSY');
+    expect((await runtime.getThread(thread.thread_id)).status).toBe('busy');
+    await collect(first.events);
+    await expect(runtime.waitRun(thread.thread_id, ask('three'))).resolves.toBeDefined();
+  });
+
+  it('cancels a run: the stream ends with an error part and the run is interrupted', async () => {
+    const thread = await runtime.createThread();
+    model.enqueue({ chunks: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
+    const { run, events } = await runtime.streamRun(thread.thread_id, ask('long', { stream_mode: ['messages-tuple'] }));
+    const parts: StreamPart[] = [];
+    for await (const part of events) {
+      parts.push(part);
+      if (parts.length === 3) await runtime.cancelRun(thread.thread_id, run.run_id);
+    }
+    expect(parts.at(-1)).toEqual({ event: 'error', data: { error: 'RUN_CANCELLED', message: 'The run was cancelled.' } });
+    expect((await runtime.getRun(thread.thread_id, run.run_id)).status).toBe('interrupted');
+  });
+
+  it('reports a model failure as an error part, records it without the endpoint text, and frees the thread', async () => {
+    const thread = await runtime.createThread();
+    model.enqueue({ fail: { status: 500, message: 'upstream exploded with secret sk-live-123' } });
+    const { run, events } = await runtime.streamRun(thread.thread_id, ask('hi', { stream_mode: ['values'] }));
+    const parts = await collect(events);
+    expect(parts.at(-1)).toEqual({ event: 'error', data: { error: 'MODEL_FAILED', message: 'The agent run failed. Please try again.' } });
+    const [row] = await database.db.select().from(schema.runs).where(eq(schema.runs.id, run.run_id));
+    expect(row?.status).toBe('error');
+    expect(row?.error).not.toContain('sk-live');
+    await expect(runtime.waitRun(thread.thread_id, ask('again'))).resolves.toBeDefined();
+  });
+
+  it('creates a run that goes on in the background', async () => {
+    const thread = await runtime.createThread();
+    const run = await runtime.createRun(thread.thread_id, ask('background'));
+    expect(['pending', 'running']).toContain(run.status);
+    for (let i = 0; i < 100 && (await runtime.getRun(thread.thread_id, run.run_id)).status !== 'success'; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await runtime.getRun(thread.thread_id, run.run_id)).status).toBe('success');
+  });
+
+  it('frees a thread whose active run was left by a process that died, once its lease ran out', async () => {
+    const thread = await runtime.createThread();
+    const orphan = randomUUID();
+    await database.db.insert(schema.runs).values({
+      id: orphan,
+      threadId: thread.thread_id,
+      assistantId: 'lead_agent',
+      status: 'running',
+      leaseExpiresAt: new Date(Date.now() - 1000),
+    });
+    await expect(runtime.waitRun(thread.thread_id, ask('after a crash'))).resolves.toBeDefined();
+    const [row] = await database.db.select().from(schema.runs).where(eq(schema.runs.id, orphan));
+    expect(row?.status).toBe('error');
+  });
+
+  it('refuses unknown threads, assistants and models, and malformed ids', async () => {
+    const thread = await runtime.createThread();
+    await expect(runtime.getThread(randomUUID())).rejects.toSatisfy((e) => codeOf(e) === 'NOT_FOUND');
+    await expect(runtime.getThread('not-a-uuid')).rejects.toSatisfy((e) => codeOf(e) === 'BAD_REQUEST');
+    await expect(runtime.waitRun(thread.thread_id, { ...ask('x'), assistant_id: 'nope' })).rejects.toSatisfy((e) => codeOf(e) === 'NOT_FOUND');
+    await expect(
+      runtime.waitRun(thread.thread_id, ask('x', { config: { configurable: { model_name: 'missing' } } })),
+    ).rejects.toSatisfy((e) => codeOf(e) === 'BAD_REQUEST');
+    await expect(runtime.createThread({ thread_id: thread.thread_id })).rejects.toSatisfy((e) => codeOf(e) === 'CONFLICT');
+    expect((await runtime.createThread({ thread_id: thread.thread_id, if_exists: 'do_nothing' })).thread_id).toBe(thread.thread_id);
+  });
+
+  it('refuses runs with a clear message when no model is configured', async () => {
+    const bare = await createEmbeddedRuntime({ db: database.db, models: [], agentsDir: AGENTS_DIR, logger: silentLogger() });
+    const thread = await bare.createThread();
+    const error = await bare.waitRun(thread.thread_id, ask('hello')).catch((e: unknown) => e);
+    expect(codeOf(error)).toBe('MODEL_NOT_CONFIGURED');
+    expect((error as AppError).userMessage).toMatch(/No model is configured/);
+    await bare.close();
+  });
+});

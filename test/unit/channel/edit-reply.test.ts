@@ -1,0 +1,326 @@
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createEditReply, type EditPrimitives, type EditReplyOptions } from '../../../src/channel/edit-reply.js';
+import { InProcessRateGate } from '../../../src/channel/rate-gate.js';
+import { ChannelError } from '../../../src/errors.js';
+import { createLogger, silentLogger } from '../../../src/logger.js';
+
+/** An in-test chat behind the two primitives: records what a user would see and when. */
+class FakeChat implements EditPrimitives {
+  readonly messages = new Map<string, { history: string[]; replyTo?: string }>();
+  readonly requests: { kind: 'send' | 'edit'; at: number; id: string; text: string }[] = [];
+  /** Errors for the next requests, in order; `undefined` lets one through. */
+  readonly failures: (Error | undefined)[] = [];
+  /** Resolve requests only when released (to hold one in flight). */
+  isHolding = false;
+  private held: (() => void)[] = [];
+  private nextId = 100;
+  inFlight = 0;
+  maxInFlight = 0;
+
+  constructor(placeholderId?: string) {
+    if (placeholderId) this.messages.set(placeholderId, { history: ['Working on it...'] });
+  }
+
+  async send(text: string, replyTo?: string): Promise<string> {
+    return this.request(() => {
+      const id = String(this.nextId++);
+      this.requests.push({ kind: 'send', at: Date.now(), id, text });
+      this.messages.set(id, { history: [text], ...(replyTo === undefined ? {} : { replyTo }) });
+      return id;
+    });
+  }
+
+  async edit(id: string, text: string): Promise<void> {
+    return this.request(() => {
+      this.requests.push({ kind: 'edit', at: Date.now(), id, text });
+      const message = this.messages.get(id);
+      if (!message) throw new ChannelError('fake', 'CHANNEL_REJECTED', 'message to edit not found');
+      if (message.history.at(-1) !== text) message.history.push(text);
+    });
+  }
+
+  release(): void {
+    const held = this.held;
+    this.held = [];
+    for (const go of held) go();
+  }
+
+  text(id: string): string | undefined {
+    return this.messages.get(id)?.history.at(-1);
+  }
+
+  private async request<T>(run: () => T): Promise<T> {
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      if (this.isHolding) await new Promise<void>((resolve) => this.held.push(resolve));
+      const failure = this.failures.shift();
+      if (failure) throw failure;
+      return run();
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+}
+
+const rateLimited = (retryAfterMs: number) =>
+  new ChannelError('fake', 'CHANNEL_RATE_LIMITED', 'too many requests', { retryAfterMs });
+const rejected = () => new ChannelError('fake', 'CHANNEL_REJECTED', 'bad request');
+
+function setup(overrides: Partial<EditReplyOptions> & { placeholderId?: string } = {}) {
+  const chat = new FakeChat(overrides.placeholderId);
+  const gate = new InProcessRateGate({ now: Date.now });
+  const options: EditReplyOptions = {
+    replyToMessageId: '7',
+    maxChars: 20,
+    minEditIntervalMs: 1000,
+    gate,
+    gateKey: 'chat-1',
+    now: Date.now,
+    logger: silentLogger(),
+    ...overrides,
+  };
+  return { chat, gate, reply: createEditReply(chat, options) };
+}
+
+const flush = () => vi.advanceTimersByTimeAsync(0);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_000_000 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('createEditReply: partial updates', () => {
+  it('posts the first update as a reply to the user, then edits that message', async () => {
+    const { chat, reply } = setup();
+    reply.update('Hel');
+    await flush();
+    await vi.advanceTimersByTimeAsync(1000);
+    reply.update('Hello');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(chat.requests.map((r) => [r.kind, r.text])).toEqual([
+      ['send', 'Hel'],
+      ['edit', 'Hello'],
+    ]);
+    expect(chat.messages.get('100')).toEqual({ history: ['Hel', 'Hello'], replyTo: '7' });
+  });
+
+  it('edits the placeholder when there is one', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    reply.update('Hi');
+    await flush();
+    expect(chat.messages.get('55')?.history).toEqual(['Working on it...', 'Hi']);
+    expect(chat.requests.filter((r) => r.kind === 'send')).toEqual([]);
+  });
+
+  it('coalesces: keeps only the latest text and never has two requests in flight', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    chat.isHolding = true;
+    reply.update('a');
+    await flush();
+    reply.update('ab');
+    reply.update('abc');
+    reply.update('abcd');
+    await flush();
+    expect(chat.inFlight).toBe(1);
+    chat.isHolding = false;
+    chat.release();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(chat.messages.get('55')?.history).toEqual(['Working on it...', 'a', 'abcd']);
+    expect(chat.maxInFlight).toBe(1);
+  });
+
+  it('spaces requests at least minEditIntervalMs apart', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', minEditIntervalMs: 3000 });
+    for (let i = 1; i <= 12; i++) {
+      reply.update(`t${i}`);
+      await vi.advanceTimersByTimeAsync(700);
+    }
+    await vi.advanceTimersByTimeAsync(3000);
+    const times = chat.requests.map((r) => r.at);
+    expect(times.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(3000);
+    expect(chat.text('55')).toBe('t12');
+  });
+
+  it('skips text the message already shows, and blank text', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    reply.update('same');
+    await vi.advanceTimersByTimeAsync(1000);
+    reply.update('same');
+    await vi.advanceTimersByTimeAsync(1000);
+    reply.update('   ');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(chat.requests.map((r) => r.text)).toEqual(['same']);
+  });
+
+  it('truncates partials over maxChars to maxChars-1 characters and …', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', maxChars: 10 });
+    reply.update('0123456789abc');
+    await flush();
+    expect(chat.text('55')).toBe('012345678…');
+  });
+
+  it('on a rate limit: drops the partial and sends nothing until retryAfterMs has passed', async () => {
+    const { chat, gate, reply } = setup({ placeholderId: '55' });
+    chat.failures.push(rateLimited(5000));
+    const limitedAt = Date.now();
+    reply.update('dropped');
+    await flush();
+    expect(gate.isOpen('chat-1')).toBe(false);
+    reply.update('later');
+    await vi.advanceTimersByTimeAsync(4900);
+    expect(chat.requests).toEqual([]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(chat.requests.map((r) => r.text)).toEqual(['later']);
+    expect(chat.requests[0]!.at).toBeGreaterThanOrEqual(limitedAt + 5000);
+    expect(chat.messages.get('55')?.history).toEqual(['Working on it...', 'later']);
+  });
+
+  it('after a failed edit, streams into a new message replying to the user', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    chat.failures.push(rejected());
+    reply.update('one');
+    await flush();
+    await vi.advanceTimersByTimeAsync(1000);
+    reply.update('two');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(chat.text('55')).toBe('Working on it...');
+    expect(chat.messages.get('100')).toEqual({ history: ['two'], replyTo: '7' });
+  });
+});
+
+describe('createEditReply: finish', () => {
+  it('drops pending partials and replaces the stream message with the final text', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    reply.update('partial 1');
+    await flush();
+    reply.update('partial 2');
+    const done = reply.finish('final');
+    reply.update('too late');
+    await vi.advanceTimersByTimeAsync(1000);
+    await done;
+    expect(chat.messages.get('55')?.history).toEqual(['Working on it...', 'partial 1', 'final']);
+  });
+
+  it('waits for the request in flight before the final', async () => {
+    const { chat, reply } = setup();
+    chat.isHolding = true;
+    reply.update('partial');
+    await flush();
+    const done = reply.finish('final');
+    await flush();
+    expect(chat.requests).toEqual([]);
+    chat.isHolding = false;
+    chat.release();
+    await vi.advanceTimersByTimeAsync(1000);
+    await done;
+    expect(chat.requests.map((r) => [r.kind, r.id, r.text])).toEqual([
+      ['send', '100', 'partial'],
+      ['edit', '100', 'final'],
+    ]);
+    expect(chat.maxInFlight).toBe(1);
+  });
+
+  it('counts a final identical to what is shown as delivered', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    reply.update('all done');
+    await flush();
+    await reply.finish('all done');
+    expect(chat.requests.map((r) => r.text)).toEqual(['all done']);
+  });
+
+  it('splits a long final: chunk 1 edits, the rest reply to the previous bot message', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', maxChars: 10 });
+    const done = reply.finish('aaaaaaaaaabbbbbbbbbbcc');
+    await vi.advanceTimersByTimeAsync(3000);
+    await done;
+    expect(chat.text('55')).toBe('aaaaaaaaaa');
+    expect(chat.messages.get('100')).toEqual({ history: ['bbbbbbbbbb'], replyTo: '55' });
+    expect(chat.messages.get('101')).toEqual({ history: ['cc'], replyTo: '100' });
+  });
+
+  it('without any stream message, posts the final as a reply to the user', async () => {
+    const { chat, reply } = setup();
+    await reply.finish('hi');
+    expect(chat.messages.get('100')).toEqual({ history: ['hi'], replyTo: '7' });
+  });
+
+  it('sends chunk 1 as a new message when the final edit fails', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    chat.failures.push(rejected());
+    const done = reply.finish('final');
+    await vi.advanceTimersByTimeAsync(1000);
+    await done;
+    expect(chat.text('55')).toBe('Working on it...');
+    expect(chat.messages.get('100')).toEqual({ history: ['final'], replyTo: '7' });
+  });
+
+  it('waits out rate limits on the final and still delivers it', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    chat.failures.push(rateLimited(2000), rateLimited(2000));
+    const start = Date.now();
+    const done = reply.finish('final');
+    await vi.advanceTimersByTimeAsync(5000);
+    await done;
+    expect(chat.text('55')).toBe('final');
+    expect(chat.requests.at(-1)!.at).toBeGreaterThanOrEqual(start + 4000);
+  });
+
+  it('rejects with the last ChannelError after finalAttempts rate limits', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', finalAttempts: 3 });
+    chat.failures.push(rateLimited(1000), rateLimited(1000), rateLimited(1000), undefined);
+    const done = reply.finish('final');
+    const outcome = expect(done).rejects.toMatchObject({ code: 'CHANNEL_RATE_LIMITED', retryAfterMs: 1000 });
+    await vi.advanceTimersByTimeAsync(5000);
+    await outcome;
+    expect(chat.text('55')).toBe('Working on it...');
+  });
+
+  it('rejects with a ChannelError when the fallback send also fails', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    chat.failures.push(rejected(), rejected());
+    const outcome = expect(reply.finish('final')).rejects.toMatchObject({ name: 'ChannelError', code: 'CHANNEL_REJECTED' });
+    await vi.advanceTimersByTimeAsync(1000);
+    await outcome;
+  });
+
+  it('wraps a stranger error from a primitive into a ChannelError', async () => {
+    const { chat, reply } = setup({ platform: 'fake' });
+    chat.failures.push(new TypeError('boom'));
+    await expect(reply.finish('final')).rejects.toMatchObject({
+      name: 'ChannelError',
+      code: 'CHANNEL_UNAVAILABLE',
+      platform: 'fake',
+    });
+  });
+
+  it('delivers nothing for a blank final', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    await reply.finish('  \n ');
+    expect(chat.requests).toEqual([]);
+  });
+
+  it('never writes message text to the logs', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(chunk.toString());
+        callback();
+      },
+    });
+    const { chat, reply } = setup({ placeholderId: '55', logger: createLogger({ level: 'trace', destination }) });
+    chat.failures.push(rateLimited(1000), rejected(), rejected());
+    reply.update('SECRET-PARTIAL');
+    await flush();
+    await vi.advanceTimersByTimeAsync(1000);
+    reply.update('SECRET-PARTIAL-2');
+    await vi.advanceTimersByTimeAsync(1000);
+    await reply.finish('SECRET-FINAL   \n ').catch(() => undefined);
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines.join('')).not.toContain('SECRET');
+  });
+});

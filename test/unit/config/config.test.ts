@@ -1,0 +1,108 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { platforms } from '../../../channels/index.js';
+import { loadConfig, parseConfig } from '../../../src/config/index.js';
+import { ConfigError } from '../../../src/errors.js';
+
+function issuesOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+function writeConfig(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dfc-config-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('loadConfig', () => {
+  it('starts on all defaults when no config file exists', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dfc-config-'));
+    const { config, path } = loadConfig({ env: {}, platforms, cwd: dir });
+    expect(path).toBeUndefined();
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 8001, public_url: 'http://localhost:8001' });
+    expect(config.data_dir).toBe('./.data');
+    expect(config.database.url).toBeUndefined();
+    expect(config.models).toEqual([]);
+    expect(config.channels.max_concurrency).toBe(5);
+    expect(config.channels.inbound_queue_maxsize).toBe(1000);
+    expect(config.channels.shutdown_grace_period_seconds).toBe(3);
+  });
+
+  it('reads the file named by --config before DEERFLOW_CONFIG', () => {
+    const chosen = writeConfig('server: { port: 9100 }\n');
+    const other = writeConfig('server: { port: 9200 }\n');
+    expect(loadConfig({ path: chosen, env: { DEERFLOW_CONFIG: other }, platforms }).config.server.port).toBe(9100);
+    expect(loadConfig({ env: { DEERFLOW_CONFIG: other }, platforms }).config.server.port).toBe(9200);
+  });
+
+  it('fails when an explicitly named file does not exist', () => {
+    expect(issuesOf(() => loadConfig({ path: '/nonexistent/config.yaml', env: {}, platforms }))).toEqual([
+      '/nonexistent/config.yaml: config file not found',
+    ]);
+  });
+
+  it('names the line of a YAML syntax error', () => {
+    const path = writeConfig('server:\n  port: [1\n');
+    expect(issuesOf(() => loadConfig({ path, env: {}, platforms }))[0]).toMatch(/not valid YAML \(line \d+, column \d+\)/);
+  });
+});
+
+describe('parseConfig', () => {
+  it('fills $NAME and ${NAME} from the environment', () => {
+    const config = parseConfig(
+      {
+        database: { url: 'postgres://app:${DB_PASS}@db:5432/app' },
+        models: [{ name: 'default', model: 'gpt-4o-mini', api_key: '$OPENAI_API_KEY' }],
+      },
+      { DB_PASS: 's3cret', OPENAI_API_KEY: 'sk-1' },
+      platforms,
+    );
+    expect(config.database.url).toBe('postgres://app:s3cret@db:5432/app');
+    expect(config.models[0]?.api_key).toBe('sk-1');
+  });
+
+  it('leaves a key absent when its variable is unset, and says so when the key is required', () => {
+    const config = parseConfig({ auth: { admin_token: '$DEERFLOW_ADMIN_TOKEN' } }, {}, platforms);
+    expect(config.auth.admin_token).toBeUndefined();
+    const issues = issuesOf(() => parseConfig({ models: [{ name: 'x', model: '$MODEL_ID' }] }, {}, platforms));
+    expect(issues).toEqual([expect.stringMatching(/^models\[0\]\.model: .*\(environment variable MODEL_ID is not set\)$/)]);
+  });
+
+  it('names the key path and the expectation of every invalid key at once', () => {
+    const issues = issuesOf(() =>
+      parseConfig({ server: { port: 'eighty' }, channels: { max_concurrency: 0, inbound_queue_maxsize: -1 } }, {}, platforms),
+    );
+    expect(issues).toHaveLength(3);
+    expect(issues.some((i) => i.startsWith('server.port: '))).toBe(true);
+    expect(issues.some((i) => i.startsWith('channels.max_concurrency: '))).toBe(true);
+    expect(issues.some((i) => i.startsWith('channels.inbound_queue_maxsize: '))).toBe(true);
+  });
+
+  it('rejects unknown keys so typos do not pass silently', () => {
+    expect(issuesOf(() => parseConfig({ sever: { port: 1 } }, {}, platforms))).toEqual(['(root): unknown key "sever"']);
+  });
+
+  it('rejects duplicate model names', () => {
+    const issues = issuesOf(() =>
+      parseConfig({ models: [{ name: 'a', model: 'm1' }, { name: 'a', model: 'm2' }] }, {}, platforms),
+    );
+    expect(issues).toEqual(['models: model names must be unique']);
+  });
+
+  it('warns about platform blocks this build does not support', () => {
+    const path = writeConfig('channels:\n  slack: { enabled: true }\n  telegrm: { enabled: true }\n');
+    expect(loadConfig({ path, env: {}, platforms }).warnings).toEqual([
+      'channels.slack: this build does not support slack yet; the block is ignored',
+      'channels.telegrm: unknown channel; ignored',
+    ]);
+  });
+});

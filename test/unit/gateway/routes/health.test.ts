@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { HealthReport } from '../../../../src/gateway/types.js';
+import { buildTestApp, healthyReport } from '../stub-runtime.js';
+
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+});
+
+describe('GET /health', () => {
+  it('answers 200 with the report when everything is up', async () => {
+    ({ app } = await buildTestApp({ health: async () => healthyReport }));
+    const response = await app.inject({ method: 'GET', url: '/health' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual(healthyReport);
+  });
+
+  it('answers 503 with the report when the database is down', async () => {
+    const down: HealthReport = {
+      ...healthyReport,
+      ok: false,
+      database: { ok: false, kind: 'postgres', error: 'unreachable' },
+      channels: { slack: { running: false, reason: 'disabled' } },
+    };
+    ({ app } = await buildTestApp({ health: async () => down }));
+    const response = await app.inject({ method: 'GET', url: '/health' });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toEqual(down);
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { extractFinalText } from '../../../src/manager/response.js';
+
+describe('extractFinalText', () => {
+  it('returns the last assistant text of the current turn only', () => {
+    const values = {
+      messages: [
+        { type: 'human', content: 'old question' },
+        { type: 'ai', content: 'old answer' },
+        { type: 'human', content: 'new question' },
+        { type: 'ai', content: '', tool_calls: [{ name: 'search' }] },
+        { type: 'tool', content: 'tool output must not leak' },
+        { type: 'ai', content: 'new answer' },
+      ],
+    };
+    expect(extractFinalText(values)).toBe('new answer');
+  });
+
+  it('never falls back to an earlier turn when the current turn has no text', () => {
+    const values = {
+      messages: [
+        { type: 'human', content: 'q1' },
+        { type: 'ai', content: 'a1' },
+        { type: 'human', content: 'q2' },
+        { type: 'tool', content: 'only a tool result' },
+      ],
+    };
+    expect(extractFinalText(values)).toBe('');
+  });
+
+  it('skips hidden human messages when looking for the turn boundary', () => {
+    const values = {
+      messages: [
+        { type: 'human', content: 'question' },
+        { type: 'ai', content: 'answer' },
+        { type: 'human', content: '<system-reminder>', additional_kwargs: { hide_from_ui: true } },
+      ],
+    };
+    expect(extractFinalText(values)).toBe('answer');
+  });
+
+  it('handles missing or malformed state', () => {
+    expect(extractFinalText(undefined)).toBe('');
+    expect(extractFinalText({ messages: 'nope' })).toBe('');
+    expect(extractFinalText({ messages: [null, 3, { type: 'ai', content: 'ok' }] })).toBe('ok');
+  });
+});
