@@ -33,7 +33,8 @@ const FASTIFY_ERRORS: Record<string, { status: number; message: string }> = {
 /** What the client receives for an error: status and body. Pure, so it is tested without a server. */
 export function toErrorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof AppError) {
-    if (error.status < 500) {
+    // A 503 with a written message is a known, operator-fixable state (no model configured), not a crash.
+    if (error.status < 500 || (error.status === 503 && error.userMessage !== undefined)) {
       return {
         status: error.status,
         body: { code: error.code, message: error.userMessage ?? STATUS_CODES[error.status] ?? 'Request failed' },

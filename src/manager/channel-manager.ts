@@ -63,9 +63,10 @@ export class ChannelManager {
       log.info('duplicate delivery dropped');
       return;
     }
-    const reply = channel.egress.reply(replyTargetOf(message));
     log.info({ kind: message.kind, chars: message.text.length }, 'inbound accepted');
+    let reply: Reply | undefined;
     try {
+      reply = channel.egress.reply(replyTargetOf(message));
       const outcome =
         message.kind === 'command'
           ? await this.handleCommand(message, reply, channel.capabilities, signal)
@@ -74,7 +75,9 @@ export class ChannelManager {
     } catch (error) {
       log.error({ err: describeError(error) }, 'handling failed');
       if (key) await this.release(key, log);
-      await reply.finish(MESSAGES.internalError).catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
+      await reply
+        ?.finish(MESSAGES.internalError)
+        .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
     }
   }
 
@@ -166,9 +169,13 @@ export class ChannelManager {
       failed = true;
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run stream broke');
     }
-    const finalText = failed
-      ? streamed.text || (signal.aborted ? MESSAGES.shuttingDown : MESSAGES.streamError)
-      : extractFinalText(lastValues) || streamed.text || MESSAGES.emptyReply;
+    const finalText = !failed
+      ? extractFinalText(lastValues) || streamed.text || MESSAGES.emptyReply
+      : signal.aborted
+        ? streamed.text
+          ? MESSAGES.cutShort(streamed.text)
+          : MESSAGES.shuttingDown
+        : streamed.text || MESSAGES.streamError;
     await reply.finish(finalText);
     return { failed };
   }

@@ -6,6 +6,7 @@ export const MESSAGES = {
   emptyReply: '(No response from agent)',
   emptyMessage: 'Your message was empty. Send some text and I will answer.',
   shuttingDown: 'The server is restarting and stopped this reply. Please send your message again in a moment.',
+  cutShort: (partial: string) => `${partial}\n\n(The server restarted before this answer was finished. Please ask again.)`,
   streamingCursor: ' ▉',
   newConversation: 'New conversation started.',
   noConversation: 'No active conversation.',

@@ -34,11 +34,14 @@ export function writeConfig(yaml: string): { path: string; dir: string } {
 }
 
 function spawnMain(args: string[], options: SpawnOptions): ChildProcess {
-  return spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/main.ts'), ...args], {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/main.ts'), ...args], {
     cwd: options.cwd ?? mkdtempSync(join(tmpdir(), 'dfc-cwd-')),
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Never leave a server polling a port that a later fake may reuse.
+  process.once('exit', () => child.kill('SIGKILL'));
+  return child;
 }
 
 /** Starts `src/main.ts` exactly as `npm start` does, and waits until it listens. */

@@ -189,3 +189,26 @@ describe('without a model', () => {
     expect(health.channels).toEqual({ telegram: { running: true } });
   });
 });
+
+describe('shutting down mid-answer', () => {
+  beforeAll(async () => {
+    telegram = new FakeTelegram();
+    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+    await Promise.all([telegram.start(), model.start()]);
+    // `extra` lands inside the `channels:` block.
+    server = await startServerProcess(['--config', writeConfig(configYaml('  shutdown_grace_period_seconds: 1\n')).path]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await Promise.all([telegram.stop(), model.stop()]);
+  });
+
+  it('replaces Working on it... with what was written so far and says the answer was cut short', async () => {
+    model.enqueue({ chunks: Array.from({ length: 60 }, (_, i) => `part${i} `), chunkDelayMs: 100 });
+    const question = telegram.sendUserMessage({ chatId: 77, chatType: 'private', text: 'a long one' });
+    await telegram.waitFor(() => replyTo(77, question.message_id)?.history.some((t) => t.endsWith(CURSOR)), 10_000);
+    expect(await server.stop()).toBe(0);
+    const reply = replyTo(77, question.message_id);
+    expect(reply?.text).toMatch(/^part0 part1 [\s\S]*\n\n\(The server restarted before this answer was finished\. Please ask again\.\)$/);
+  });
+});

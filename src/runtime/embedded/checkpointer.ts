@@ -125,8 +125,8 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     }
     const beforeId: unknown = before?.configurable?.checkpoint_id;
     if (beforeId) conditions.push(sql`checkpoint_id < ${String(beforeId)}`);
-    // `limit` may come from an API caller: only a whole number reaches the query.
-    const rowLimit = limit === undefined ? undefined : Math.max(0, Math.trunc(Number(limit)) || 0);
+    // `limit` may come from an API caller: only a finite whole number reaches the query.
+    const rowLimit = Number.isFinite(Number(limit)) ? Math.max(0, Math.trunc(Number(limit))) : undefined;
     yield* await this.selectTuples(conditions, rowLimit);
   }
 
@@ -150,14 +150,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     const { channel_values: values, ...rest } = checkpoint;
 
     const [checkpointType, serialized] = await this.serde.dumpsTyped(rest);
-    const blobRows = await Promise.all(
-      Object.entries(newVersions).map(async ([channel, version]) => {
-        const key = { threadId, checkpointNs, channel, version: versionKey(version) };
-        if (!(channel in values)) return { ...key, type: EMPTY_BLOB, blob: null };
-        const [type, blob] = await this.serde.dumpsTyped(values[channel as keyof typeof values]);
-        return { ...key, type, blob };
-      }),
-    );
+    const blobRows = await this.dumpBlobs(threadId, checkpointNs, values, newVersions);
     const row = {
       threadId,
       checkpointNs,
@@ -262,6 +255,23 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     // Older or foreign checkpoints may carry integer or "<int>.<suffix>" string versions.
     const step = current === undefined ? 0 : Math.floor(Number.parseFloat(String(current)));
     return (Number.isFinite(step) ? step : 0) + 1 + Math.random();
+  }
+
+  /** Value rows for the channels that changed; a channel absent from `values` was cleared. */
+  private dumpBlobs(
+    threadId: string,
+    checkpointNs: string,
+    values: Checkpoint['channel_values'],
+    newVersions: ChannelVersions,
+  ): Promise<(typeof checkpointBlobs.$inferInsert)[]> {
+    return Promise.all(
+      Object.entries(newVersions).map(async ([channel, version]) => {
+        const key = { threadId, checkpointNs, channel, version: versionKey(version) };
+        if (!(channel in values)) return { ...key, type: EMPTY_BLOB, blob: null };
+        const [type, blob] = await this.serde.dumpsTyped(values[channel]);
+        return { ...key, type, blob };
+      }),
+    );
   }
 
   /** Runs the tuple query for checkpoints matching all `conditions`, newest first. */

@@ -191,13 +191,17 @@ class EmbeddedRuntime implements AgentRuntime {
     let lastValues: { messages?: BaseMessage[] } | undefined;
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
     try {
-      await this.store.markRunning(run.run_id);
       const stream = await this.agentFor(model).stream(
         { messages: (request.input?.messages ?? []).map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })) },
         {
           configurable: { ...request.config?.configurable, thread_id: run.thread_id, checkpoint_ns: '' },
           recursionLimit: request.config?.recursion_limit ?? this.options.recursionLimit ?? 100,
-          streamMode: ['values', 'messages', 'updates'],
+          // Values always: the final state is the run's result and its usage. Messages always too:
+          // it makes the model call stream, which keeps long generations alive through proxies.
+          streamMode: ['values', 'messages', ...(wantsUpdates ? (['updates'] as const) : [])],
+          // One checkpoint per run, written when it ends (also on error or cancel): runs are never
+          // resumed mid-way, and per-step checkpoints cost about a quarter of a run's CPU on PGlite.
+          durability: 'exit',
           signal: controller.signal,
         },
       );

@@ -58,7 +58,8 @@ export class RunStore {
     try {
       const [row] = await this.db
         .insert(runs)
-        .values({ ...run, status: 'pending', leaseExpiresAt: this.leaseDeadline() })
+        // Runs start at once (no queue behind reject), so they are born running.
+        .values({ ...run, status: 'running', startedAt: new Date(), leaseExpiresAt: this.leaseDeadline() })
         .returning();
       return row as RunRow;
     } catch (error) {
@@ -74,13 +75,6 @@ export class RunStore {
       .where(and(eq(runs.id, runId), eq(runs.threadId, threadId)));
     if (!row) throw new NotFoundError('Run');
     return row;
-  }
-
-  async markRunning(runId: string): Promise<void> {
-    await this.db
-      .update(runs)
-      .set({ status: 'running', startedAt: new Date(), updatedAt: new Date(), leaseExpiresAt: this.leaseDeadline() })
-      .where(eq(runs.id, runId));
   }
 
   /** Extends the lease; returns the stored status so a cancel from another process is noticed. */

@@ -3,7 +3,11 @@
  * once per database kind. Its CLI is broken in 1.1.1, so the library form is used; its spec files
  * call vitest's global describe/it/expect (`globals: true` in vitest.config.ts).
  */
-import { type CheckpointSaverTestInitializer, deltaChannelHistoryTests, validate } from '@langchain/langgraph-checkpoint-validation';
+import {
+  type CheckpointSaverTestInitializer,
+  deltaChannelHistoryTests,
+  validate,
+} from '@langchain/langgraph-checkpoint-validation';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { DrizzleCheckpointSaver } from '../../../src/runtime/embedded/checkpointer.js';
 import { openTestDatabase, type TestDatabaseKind, testDatabaseKinds } from '../../helpers/database.js';

@@ -114,6 +114,10 @@ describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
     }
     expect(parts.at(-1)).toEqual({ event: 'error', data: { error: 'RUN_CANCELLED', message: 'The run was cancelled.' } });
     expect((await runtime.getRun(thread.thread_id, run.run_id)).status).toBe('interrupted');
+    // The question stays in the conversation even though the run ended early.
+    const state = await runtime.getThread(thread.thread_id);
+    const messages = (state.values?.messages ?? []) as { type: string; content: string }[];
+    expect(messages.map((m) => [m.type, m.content])[0]).toEqual(['human', 'long']);
   });
 
   it('reports a model failure as an error part, records it without the endpoint text, and frees the thread', async () => {
@@ -125,7 +129,12 @@ describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
     const [row] = await database.db.select().from(schema.runs).where(eq(schema.runs.id, run.run_id));
     expect(row?.status).toBe('error');
     expect(row?.error).not.toContain('sk-live');
-    await expect(runtime.waitRun(thread.thread_id, ask('again'))).resolves.toBeDefined();
+    const { values } = await runtime.waitRun(thread.thread_id, ask('again'));
+    expect((values.messages as { type: string; content: string }[]).map((m) => [m.type, m.content])).toEqual([
+      ['human', 'hi'],
+      ['human', 'again'],
+      ['ai', 'Echo: again'],
+    ]);
   });
 
   it('creates a run that goes on in the background', async () => {

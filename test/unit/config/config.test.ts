@@ -57,9 +57,10 @@ describe('loadConfig', () => {
 });
 
 describe('parseConfig', () => {
-  it('fills $NAME and ${NAME} from the environment', () => {
+  it('fills $NAME and the braced form from the environment', () => {
     const config = parseConfig(
       {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: config syntax under test, not a template
         database: { url: 'postgres://app:${DB_PASS}@db:5432/app' },
         models: [{ name: 'default', model: 'gpt-4o-mini', api_key: '$OPENAI_API_KEY' }],
       },

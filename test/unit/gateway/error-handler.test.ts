@@ -19,6 +19,12 @@ describe('toErrorResponse', () => {
       { status: 422, body: { code: 'BAD_REQUEST', message: 'Unprocessable Entity' } },
     ],
     ['AppError 5xx with userMessage', new AgentError('MODEL_FAILED', 'x', { userMessage: 'shown?' }), internal],
+    [
+      'AppError 503 with userMessage (a known state, e.g. no model)',
+      new AgentError('MODEL_NOT_CONFIGURED', 'none', { status: 503, userMessage: 'No model is configured.' }),
+      { status: 503, body: { code: 'MODEL_NOT_CONFIGURED', message: 'No model is configured.' } },
+    ],
+    ['AppError 503 without userMessage', new AppError('INTERNAL', 'pool exhausted', { status: 503 }), internal],
     ['plain Error', new Error('ECONNREFUSED 10.0.0.3:5432'), internal],
     ['a thrown string', 'boom', internal],
     ['null', null, internal],

@@ -1,0 +1,85 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The architecture, checked: core (src/) knows no platform, and only config reads the
+ * environment. `src/main.ts` is the composition root and may import the platform registry.
+ */
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PLATFORM_SDKS = ['grammy', '@grammyjs/', '@slack/', 'discord.js', '@discordjs/', '@larksuiteoapi/', 'dingtalk-stream', '@octokit/'];
+const COMPOSITION_ROOT = 'src/main.ts';
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function importsOf(path: string): string[] {
+  const text = readFileSync(join(ROOT, path), 'utf8');
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g), ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
+    (match) => match[1] as string,
+  );
+}
+
+describe('architecture boundaries', () => {
+  const coreFiles = sourceFiles('src');
+
+  it('finds the core files it checks', () => {
+    expect(coreFiles).toContain('src/manager/channel-manager.ts');
+  });
+
+  it('core imports no platform SDK', () => {
+    const offenders = coreFiles.flatMap((file) =>
+      importsOf(file)
+        .filter((spec) => PLATFORM_SDKS.some((sdk) => spec === sdk || spec.startsWith(sdk.endsWith('/') ? sdk : `${sdk}/`)))
+        .map((spec) => `${file} imports ${spec}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('core imports nothing from channels/, except the composition root', () => {
+    const offenders = coreFiles
+      .filter((file) => file !== COMPOSITION_ROOT)
+      .flatMap((file) =>
+        importsOf(file)
+          .filter((spec) => spec.startsWith('.') && relative(ROOT, join(ROOT, file, '..', spec)).startsWith('channels'))
+          .map((spec) => `${file} imports ${spec}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('core never branches on a platform name', () => {
+    const offenders = coreFiles.filter((file) =>
+      /===?\s*['"](telegram|slack|discord|feishu|dingtalk|github)['"]/.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('only config and the composition root read the environment', () => {
+    const offenders = [...coreFiles, ...sourceFiles('channels')].filter(
+      (file) => !file.startsWith('src/config/') && file !== COMPOSITION_ROOT && /process\.env/.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('a platform never imports another platform', () => {
+    const platforms = readdirSync(join(ROOT, 'channels')).filter((name) => statSync(join(ROOT, 'channels', name)).isDirectory());
+    // Files directly in channels/ are the registry; only platform folders are checked.
+    const offenders = sourceFiles('channels').flatMap((file) => {
+      const own = file.split('/')[1] as string;
+      if (!platforms.includes(own)) return [];
+      return importsOf(file)
+        .filter((spec) => spec.startsWith('.'))
+        .map((spec) => relative(ROOT, join(ROOT, file, '..', spec)))
+        .filter((target) => platforms.some((p) => p !== own && target.startsWith(`channels/${p}/`)))
+        .map((target) => `${file} imports ${target}`);
+    });
+    expect(offenders).toEqual([]);
+  });
+});
