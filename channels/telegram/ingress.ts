@@ -139,6 +139,8 @@ export class TelegramIngress {
         if (!this.isStopping) this.state = { running: false, reason: 'Telegram polling stopped' };
       },
       (error: unknown) => {
+        // bot.stop() right after start aborts grammY's pending call: that is a clean stop.
+        if (this.isStopping) return;
         this.state = { running: false, reason: notRunningReason(error, 'polling') };
         deps.logger.error({ err: describeError(toChannelError(error)) }, 'Telegram polling stopped');
       },

@@ -145,6 +145,7 @@ channels:
   );
   const idleMiB = await residentMiB(server.pid as number);
   await drive(telegram, Math.min(options.chats, 5), 2, 1_000_000); // warm-up: JIT, connections, first thread
+  const oursAlone = await drive(telegram, 1, options.messagesPerChat, 500_000);
   const ours = await drive(telegram, options.chats, options.messagesPerChat, 1);
 
   // The baseline on a fresh fake, so neither run sees the other's recorded calls.
@@ -152,19 +153,25 @@ channels:
   await baselineTelegram.start();
   const bot = await startProcess([join(ROOT, 'test/bench/baseline-bot.ts'), baselineTelegram.apiRoot, baselineTelegram.token, ANSWER_PAD], (line) => line === 'ready');
   await drive(baselineTelegram, Math.min(options.chats, 5), 2, 1_000_000);
+  const bareAlone = await drive(baselineTelegram, 1, options.messagesPerChat, 500_000);
   const bare = await drive(baselineTelegram, options.chats, options.messagesPerChat, 1);
   await stopProcess(bot);
   await baselineTelegram.stop();
 
+  const ratio = (a: LatencySummary, b: LatencySummary) =>
+    `${'ratio (ours / bare)'.padEnd(24)} ${(a.perSecond / b.perSecond).toFixed(2).padStart(9)} ${(a.p50Ms / b.p50Ms).toFixed(2).padStart(9)} ${(a.p99Ms / b.p99Ms).toFixed(2).padStart(9)}`;
   console.log(`${''.padEnd(24)} ${'msgs/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
-  console.log(formatRow('deerflow-channels', ours));
-  console.log(formatRow('bare grammY bot', bare));
-  console.log(
-    `${'ratio (ours / bare)'.padEnd(24)} ${(ours.perSecond / bare.perSecond).toFixed(2).padStart(9)} ${(ours.p50Ms / bare.p50Ms).toFixed(2).padStart(9)} ${(ours.p99Ms / bare.p99Ms).toFixed(2).padStart(9)}`,
-  );
+  console.log(`one chat, ${options.messagesPerChat} messages in a row (latency without queueing)`);
+  console.log(formatRow('  deerflow-channels', oursAlone));
+  console.log(formatRow('  bare grammY bot', bareAlone));
+  console.log(ratio(oursAlone, bareAlone));
+  console.log(`${options.chats} chats at once (throughput; latency includes waiting for a worker)`);
+  console.log(formatRow('  deerflow-channels', ours));
+  console.log(formatRow('  bare grammY bot', bare));
+  console.log(ratio(ours, bare));
 
   // Memory: many distinct conversations, each mapped to its own thread.
-  const already = options.chats + 5;
+  const already = options.chats + 1 + Math.min(options.chats, 5); // measured, lone and warm-up chats
   const remaining = Math.max(0, options.conversations - already);
   const startedAt = Date.now();
   const batch = 200;

@@ -62,11 +62,18 @@ class ScriptedRuntime implements AgentRuntime {
     }
     return { run: { run_id: randomUUID(), thread_id: threadId } as RunInfo, events: events() };
   }
-  async waitRun(): Promise<never> {
-    throw new Error('unused');
+  async waitRun(threadId: string, request: RunRequest) {
+    this.requests.push({ threadId, request });
+    const script = this.scripts.shift() ?? [];
+    if (script instanceof Error) throw script;
+    const last = (script as StreamPart[]).filter((p) => p.event === 'values').at(-1);
+    return { run: { run_id: randomUUID(), thread_id: threadId } as RunInfo, values: (last?.data ?? {}) as Record<string, unknown> };
   }
-  async createRun(): Promise<never> {
-    throw new Error('unused');
+  async createRun(threadId: string, request: RunRequest): Promise<RunInfo> {
+    this.requests.push({ threadId, request });
+    const script = this.scripts.shift();
+    if (script instanceof Error) throw script;
+    return { run_id: randomUUID(), thread_id: threadId } as RunInfo;
   }
   async getRun(): Promise<never> {
     throw new Error('unused');
@@ -118,6 +125,7 @@ describe('ChannelManager', () => {
   let manager: ChannelManager;
   let now: number;
   let chatId: string;
+  let capabilities: ChannelCapabilities;
   const signal = new AbortController().signal;
   const inbound = (text: string, overrides: Partial<InboundMessage> = {}) => inboundIn(chatId, text, overrides);
 
@@ -134,11 +142,12 @@ describe('ChannelManager', () => {
     runtime = new ScriptedRuntime();
     egress = new RecordingEgress();
     now = 0;
+    capabilities = STREAMING;
     manager = new ChannelManager({
       runtime,
       threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
       dedupe: new MemoryDedupeStore(),
-      channel: (name) => (name === 'fake' ? { egress, capabilities: STREAMING } : undefined),
+      channel: (name) => (name === 'fake' ? { egress, capabilities } : undefined),
       logger: silentLogger(),
       now: () => now,
     });
@@ -240,6 +249,34 @@ describe('ChannelManager', () => {
       expect(egress.finals).toEqual([MESSAGES.internalError]);
       await manager.handle(message, signal);
       expect(egress.finals).toEqual([MESSAGES.internalError, 'recovered']);
+    });
+  });
+
+  describe('other run modes', () => {
+    it('wait: shows nothing until the run ends, then one final', async () => {
+      capabilities = { ...STREAMING, streaming: 'none', runMode: 'wait' };
+      runtime.scripts.push([chunk('partial that must not show'), values('The whole answer.')]);
+      await manager.handle(inbound('hi'), signal);
+      expect(egress.replies[0]?.updates).toEqual([]);
+      expect(egress.finals).toEqual(['The whole answer.']);
+    });
+
+    it('wait: a busy thread gets the busy text, a failed run the error text', async () => {
+      capabilities = { ...STREAMING, streaming: 'none', runMode: 'wait' };
+      runtime.scripts.push(new ThreadBusyError('t'), new AgentError('MODEL_FAILED', 'boom'));
+      await manager.handle(inbound('one'), signal);
+      await manager.handle(inbound('two'), signal);
+      expect(egress.finals).toEqual([MESSAGES.threadBusy, MESSAGES.streamError]);
+    });
+
+    it('fire and forget: starts the run and says nothing on success, the busy text when busy', async () => {
+      capabilities = { ...STREAMING, streaming: 'none', runMode: 'fire_and_forget' };
+      runtime.scripts.push([], new ThreadBusyError('t'));
+      await manager.handle(inbound('one'), signal);
+      expect(runtime.requests).toHaveLength(1);
+      expect(egress.finals).toEqual([]);
+      await manager.handle(inbound('two'), signal);
+      expect(egress.finals).toEqual([MESSAGES.threadBusy]);
     });
   });
 

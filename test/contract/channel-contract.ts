@@ -1,0 +1,407 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type {
+  ChannelAdapter,
+  ChannelDefinition,
+  InboundIntake,
+  InboundMessage,
+  InboundReservation,
+  ReplyTarget,
+} from '../../src/channel/types.js';
+import { AppError } from '../../src/errors.js';
+import { silentLogger } from '../../src/logger.js';
+
+/**
+ * The behaviours every platform adapter must have (DESIGN "Testing"), driven only through a
+ * {@link ChannelContractDescriptor}: the real adapter, made by its `ChannelDefinition`, against the
+ * platform's fake server. Assertions are about what reaches core's intake and what people see in
+ * the fake chat. Ids are core's strings (`InboundMessage.chatId`, `.messageId`, `.userId`).
+ */
+
+/** Where a person writes: a one-to-one chat with the bot, or a chat with several people. */
+export type ContractChat = 'private' | 'group';
+
+/**
+ * How messages in one kind of chat map to conversations (`InboundMessage.topicId`).
+ * `per-chat`: every message in the chat shares one topicId (usually absent).
+ * `per-root-message`: each top-level message starts a conversation; a reply to it continues it.
+ */
+export type ThreadModel = 'per-chat' | 'per-root-message';
+
+export interface ContractUserMessage {
+  chat: ContractChat;
+  /** What ingress should pass on. In a group the harness addresses the bot as the platform requires (e.g. a mention). */
+  text: string;
+  /** The sender, one of the descriptor's `userIds`; in a private chat, also whose chat it is. */
+  userId: string;
+  /** The message this one replies to (or is posted in the thread of). */
+  replyToMessageId?: string;
+  /** Sent by the bot's own account, as the platform echoes it back. */
+  fromSelf?: boolean;
+  /** Sent by a different bot. */
+  fromOtherBot?: boolean;
+}
+
+export interface SentUserMessage {
+  chatId: string;
+  messageId: string;
+}
+
+/** One bot message as the chat shows it. */
+export interface BotMessageView {
+  messageId: string;
+  /** Current text. */
+  text: string;
+  /** The message it replies to or the thread it sits in, when any. */
+  replyTo?: string;
+  /** Texts in order: the original, then each edit. */
+  history: string[];
+  /** When it was posted, ms since the epoch (the fake's clock). */
+  sentAt: number;
+  /** When each edit arrived, ms since the epoch; same order as `history.slice(1)`. */
+  editedAt: number[];
+}
+
+/** A rate-limit answer the fake gave, or a request that arrived while one was running. */
+export interface RateLimitEvent {
+  chatId: string;
+  /** When the request arrived, ms since the epoch. */
+  at: number;
+}
+
+/** A running fake platform, fresh for each case. */
+export interface PlatformHarness {
+  /** `channels.<name>` of config.yaml pointing the adapter at this fake, before parsing. */
+  config: Record<string, unknown>;
+  /** Wires the adapter to the fake before `start()` (e.g. mounts `adapter.routes` for webhooks). */
+  connect?(adapter: ChannelAdapter): Promise<void>;
+  /** A person (or bot) writes; resolves once the platform has accepted it for delivery. */
+  sendUserMessage(input: ContractUserMessage): Promise<SentUserMessage>;
+  /** The bot's messages in a chat that are still there, in the order the chat shows them. */
+  botMessages(chatId: string): BotMessageView[];
+  /** Resolves with the predicate's first truthy value, checked after every platform call; rejects after `timeoutMs`. */
+  waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs?: number): Promise<T>;
+  /** The next `method` request is answered with a rate limit of `retryAfterMs` (rounded up to the platform's unit). */
+  injectRateLimit(method: 'send' | 'edit', retryAfterMs: number): void;
+  /** Rate-limit answers given so far. */
+  rateLimitsServed(): RateLimitEvent[];
+  /** Sends and edits that arrived at a chat while a rate limit for it was running; must stay empty. */
+  rateLimitViolations(): RateLimitEvent[];
+  stop(): Promise<void>;
+}
+
+/** What the contract needs to know about one platform; `test/contract/<platform>.test.ts` builds it. */
+export interface ChannelContractDescriptor<Config> {
+  /** `ChannelAdapter.name` and `InboundMessage.channel`. */
+  name: string;
+  definition: ChannelDefinition<Config>;
+  /** Two different people, in the platform's user-id format (as `allowed_users` lists them). */
+  userIds: readonly [string, string];
+  threadModel: Record<ContractChat, ThreadModel>;
+  /** The platform's budget between partial updates of one reply in a private chat, in ms. */
+  minEditIntervalMs: number;
+  /** How a chat message is acknowledged; default: `placeholder` unless `capabilities.streaming` is `none`. */
+  acknowledgement?: 'placeholder' | 'none';
+  /** Starts a fresh fake platform; `allowedUsers` goes into `config` as the allow-list. */
+  startPlatform(options: { allowedUsers?: string[] }): Promise<PlatformHarness>;
+}
+
+/** Command names core hands the adapter (`ChannelDeps.commandNames`). */
+const COMMAND_NAMES: ReadonlySet<string> = new Set(['new', 'status', 'help']);
+
+/** An intake that records commits, can be made full, and lets cases wait without sleeping. */
+class RecordingIntake implements InboundIntake {
+  readonly committed: InboundMessage[] = [];
+  refused = 0;
+  isFull = false;
+  private readonly listeners = new Set<() => void>();
+
+  async reserve(): Promise<InboundReservation> {
+    if (this.isFull) {
+      this.refused += 1;
+      this.notify();
+      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full', { status: 503 });
+    }
+    return {
+      commit: (message) => {
+        this.committed.push(message);
+        this.notify();
+      },
+      release: () => undefined,
+    };
+  }
+
+  /** Resolves once `predicate` holds, checked now and after every commit or refusal. */
+  waitUntil(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (!predicate()) return;
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.listeners.delete(check);
+        reject(new Error(`intake condition not met within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.listeners.add(check);
+      check();
+    });
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+}
+
+interface Started {
+  platform: PlatformHarness;
+  adapter: ChannelAdapter;
+  intake: RecordingIntake;
+}
+
+function targetOf(message: InboundMessage): ReplyTarget {
+  return { chatId: message.chatId, topicId: message.topicId, isPrivateChat: message.isPrivateChat, replyTo: message.replyTo };
+}
+
+/** Text with no whitespace and no repeating period, so a misplaced or reordered chunk shows. */
+function unrepeatedText(length: number): string {
+  let text = '';
+  for (let i = 0; text.length < length; i++) text += i.toString(36);
+  return text.slice(0, length);
+}
+
+/** Each text a message showed, with when it started showing it. */
+function timeline(message: BotMessageView): { text: string; at: number }[] {
+  const times = [message.sentAt, ...message.editedAt];
+  return message.history.map((text, i) => ({ text, at: times[i] ?? Number.NaN }));
+}
+
+/** Registers the contract suite for one adapter. */
+export function channelContract<Config>(descriptor: ChannelContractDescriptor<Config>): void {
+  const { definition, threadModel } = descriptor;
+  const [alice, bob] = descriptor.userIds;
+
+  describe(`${descriptor.name} channel contract`, () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    async function startChannel(options: { allowedUsers?: string[]; isStarted?: boolean } = {}): Promise<Started> {
+      const platform = await descriptor.startPlatform({ allowedUsers: options.allowedUsers });
+      cleanups.push(() => platform.stop());
+      const intake = new RecordingIntake();
+      const config = definition.configSchema.parse(platform.config);
+      expect(definition.isEnabled(config)).toBe(true);
+      const adapter = definition.create(config, { intake, commandNames: COMMAND_NAMES, logger: silentLogger(), now: Date.now });
+      cleanups.push(() => adapter.stop());
+      await platform.connect?.(adapter);
+      if (options.isStarted !== false) await adapter.start();
+      return { platform, adapter, intake };
+    }
+
+    function acknowledgementOf(adapter: ChannelAdapter): 'placeholder' | 'none' {
+      return descriptor.acknowledgement ?? (adapter.capabilities.streaming === 'none' ? 'none' : 'placeholder');
+    }
+
+    /** Sends, then waits until that message reached the intake. */
+    async function sendAndCommit(started: Started, input: ContractUserMessage) {
+      const sent = await started.platform.sendUserMessage(input);
+      const find = () => started.intake.committed.find((m) => m.chatId === sent.chatId && m.messageId === sent.messageId);
+      await started.intake.waitUntil(() => find() !== undefined);
+      return { sent, inbound: find() as InboundMessage };
+    }
+
+    /** Bot messages in `chatId` that answer anything but `messageId` (leaving out `exceptIds`). */
+    function strayAnswers(started: Started, chatId: string, messageId: string, exceptIds: string[] = []) {
+      return started.platform
+        .botMessages(chatId)
+        .filter((m) => m.replyTo !== messageId && !exceptIds.includes(m.messageId))
+        .map((m) => m.text);
+    }
+
+    it('hands a private message to the intake once, acknowledged as the capabilities promise', async () => {
+      const started = await startChannel();
+      const first = await sendAndCommit(started, { chat: 'private', text: 'hello there', userId: alice });
+      const second = await sendAndCommit(started, { chat: 'private', text: 'and again', userId: alice });
+      expect(started.intake.committed).toHaveLength(2);
+      const { sent, inbound } = first;
+      expect(inbound).toMatchObject({
+        channel: descriptor.name,
+        chatId: sent.chatId,
+        userId: alice,
+        messageId: sent.messageId,
+        text: 'hello there',
+        kind: 'chat',
+        isPrivateChat: true,
+        replyTo: { messageId: sent.messageId },
+        receivedAt: expect.any(Number),
+      });
+      expect(inbound.workspaceId).toMatch(/\S/);
+      expect(second.inbound).toMatchObject({ chatId: inbound.chatId, userId: alice, workspaceId: inbound.workspaceId });
+      expect(second.inbound.messageId).not.toBe(inbound.messageId);
+      const acks = started.platform.botMessages(sent.chatId);
+      if (acknowledgementOf(started.adapter) === 'none') {
+        expect(inbound.replyTo.placeholderId).toBeUndefined();
+        expect(acks).toEqual([]);
+        return;
+      }
+      expect(acks.map((m) => [m.messageId, m.replyTo])).toEqual([
+        [inbound.replyTo.placeholderId, sent.messageId],
+        [second.inbound.replyTo.placeholderId, second.sent.messageId],
+      ]);
+      expect(acks.every((m) => m.text.trim().length > 0)).toBe(true);
+    });
+
+    for (const chat of ['private', 'group'] as const) {
+      it(`maps ${chat} messages to conversations ${threadModel[chat]}`, async () => {
+        const started = await startChannel();
+        const first = await sendAndCommit(started, { chat, text: 'first subject', userId: alice });
+        const second = await sendAndCommit(started, { chat, text: 'second subject', userId: alice });
+        const reply = await sendAndCommit(started, {
+          chat,
+          text: 'more on the first',
+          // In a group someone else may continue; a private chat has only its owner.
+          userId: chat === 'group' ? bob : alice,
+          replyToMessageId: first.sent.messageId,
+        });
+        const [a, b, c] = [first, second, reply].map(({ inbound }) => inbound);
+        expect([a, b, c].map((m) => [m?.chatId, m?.isPrivateChat])).toEqual(
+          Array.from({ length: 3 }, () => [first.sent.chatId, chat === 'private']),
+        );
+        if (threadModel[chat] === 'per-chat') {
+          expect([b?.topicId, c?.topicId]).toEqual([a?.topicId, a?.topicId]);
+        } else {
+          expect(a?.topicId).toMatch(/\S/);
+          expect(b?.topicId).not.toBe(a?.topicId);
+          expect(c?.topicId).toBe(a?.topicId);
+        }
+      });
+    }
+
+    it("never hands over its own messages or other bots'", async () => {
+      const started = await startChannel();
+      const self = await started.platform.sendUserMessage({ chat: 'group', text: 'echo of me', userId: alice, fromSelf: true });
+      const bot = await started.platform.sendUserMessage({ chat: 'group', text: 'beep', userId: alice, fromOtherBot: true });
+      const { sent } = await sendAndCommit(started, { chat: 'group', text: 'a person', userId: alice });
+      expect(started.intake.committed.map((m) => m.messageId)).toEqual([sent.messageId]);
+      expect(strayAnswers(started, sent.chatId, sent.messageId, [self.messageId, bot.messageId])).toEqual([]);
+    });
+
+    it('serves only allowed_users when the list is set, dropping others without an acknowledgement', async () => {
+      const started = await startChannel({ allowedUsers: [alice] });
+      const outsider = await started.platform.sendUserMessage({ chat: 'private', text: 'let me in', userId: bob });
+      await started.platform.sendUserMessage({ chat: 'group', text: 'me too', userId: bob });
+      const { sent } = await sendAndCommit(started, { chat: 'group', text: 'hi, it is me', userId: alice });
+      expect(started.intake.committed.map((m) => m.userId)).toEqual([alice]);
+      expect(started.platform.botMessages(outsider.chatId)).toEqual([]);
+      expect(strayAnswers(started, sent.chatId, sent.messageId)).toEqual([]);
+    });
+
+    it('marks known command names as commands and other slash words as chat', async () => {
+      const started = await startChannel();
+      const command = await sendAndCommit(started, { chat: 'private', text: '/new fresh start', userId: alice });
+      const unknown = await sendAndCommit(started, { chat: 'private', text: '/nosuchcommand hi', userId: alice });
+      expect([command.inbound, unknown.inbound].map((m) => [m.kind, m.text])).toEqual([
+        ['command', '/new fresh start'],
+        ['chat', '/nosuchcommand hi'],
+      ]);
+    });
+
+    it('sends nothing to the chat when the intake is full', async () => {
+      const started = await startChannel();
+      started.intake.isFull = true;
+      const dropped = await started.platform.sendUserMessage({ chat: 'private', text: 'dropped', userId: alice });
+      await started.intake.waitUntil(() => started.intake.refused === 1);
+      started.intake.isFull = false;
+      const kept = await sendAndCommit(started, { chat: 'private', text: 'kept', userId: alice });
+      expect(started.intake.committed.map((m) => m.messageId)).toEqual([kept.sent.messageId]);
+      expect(started.platform.botMessages(dropped.chatId).filter((m) => m.replyTo === dropped.messageId)).toEqual([]);
+      expect(strayAnswers(started, kept.sent.chatId, kept.sent.messageId)).toEqual([]);
+    });
+
+    /** A running adapter with a private-chat message acknowledged, and a reply to it. */
+    async function replying() {
+      const started = await startChannel();
+      const { sent, inbound } = await sendAndCommit(started, { chat: 'private', text: 'a question', userId: alice });
+      return { ...started, chatId: sent.chatId, reply: started.adapter.egress.reply(targetOf(inbound)) };
+    }
+
+    it('splits a final of 2.5 × maxMessageChars into messages within the limit, in order', async () => {
+      const { platform, adapter, chatId, reply } = await replying();
+      const { maxMessageChars } = adapter.capabilities;
+      const text = unrepeatedText(Math.floor(2.5 * maxMessageChars));
+      await reply.finish(text);
+      const messages = platform.botMessages(chatId).map((m) => m.text);
+      expect(messages).toHaveLength(Math.ceil(2.5));
+      expect(messages.filter((m) => m.length > maxMessageChars)).toEqual([]);
+      expect(messages.join('')).toBe(text);
+    });
+
+    it('streams as capabilities.streaming says, never editing faster than minEditIntervalMs', async () => {
+      const { platform, adapter, chatId, reply } = await replying();
+      const updates = ['Thinking', 'Thinking harder', 'Thinking harder still'];
+      const final = 'Done.';
+      for (const text of updates) reply.update(text);
+      const isStreaming = adapter.capabilities.streaming !== 'none';
+      if (isStreaming) {
+        // Latest wins: the last update must show before the final replaces it.
+        const timeoutMs = 3 * descriptor.minEditIntervalMs + 5000;
+        await platform.waitFor(() => platform.botMessages(chatId).some((m) => m.text === updates[2]), timeoutMs);
+      }
+      await reply.finish(final);
+      const messages = platform.botMessages(chatId);
+      expect(messages).toHaveLength(1);
+      const [message] = messages as [BotMessageView];
+      if (!isStreaming) {
+        expect(message.history).toEqual([final]);
+        return;
+      }
+      const shown = timeline(message).slice(acknowledgementOf(adapter) === 'placeholder' ? 1 : 0);
+      expect(shown.at(-1)?.text).toBe(final);
+      const partials = shown.slice(0, -1);
+      const order = partials.map((p) => updates.indexOf(p.text));
+      expect(order.at(-1)).toBe(updates.length - 1);
+      expect(order.every((index, i) => index >= 0 && index > (order[i - 1] ?? -1))).toBe(true);
+      const gaps = partials.slice(1).map((p, i) => p.at - (partials[i]?.at ?? 0));
+      expect(gaps.filter((gap) => gap < descriptor.minEditIntervalMs)).toEqual([]);
+    });
+
+    it('waits out a rate limit on the reply: partials may be dropped, the final still arrives', async () => {
+      const { platform, adapter, chatId, reply } = await replying();
+      const retryAfterMs = Math.max(2000, 2 * descriptor.minEditIntervalMs);
+      const isEditing = adapter.capabilities.streaming !== 'none' && acknowledgementOf(adapter) === 'placeholder';
+      platform.injectRateLimit(isEditing ? 'edit' : 'send', retryAfterMs);
+      reply.update('partial one');
+      // Without streaming only the final sends, so it must be under way to meet the limit.
+      const finishing = adapter.capabilities.streaming === 'none' ? reply.finish('final answer') : undefined;
+      finishing?.catch(() => undefined); // Awaited below; this only keeps an early rejection handled.
+      const [limited] = await platform.waitFor(() => {
+        const served = platform.rateLimitsServed();
+        return served.length > 0 && served;
+      });
+      reply.update('partial two');
+      await (finishing ?? reply.finish('final answer'));
+      expect(limited?.chatId).toBe(chatId);
+      const messages = platform.botMessages(chatId);
+      expect(messages.map((m) => m.text)).toEqual(['final answer']);
+      const limitedAt = limited?.at ?? 0;
+      const early = timeline(messages[0] as BotMessageView).filter((t) => t.at > limitedAt && t.at < limitedAt + retryAfterMs);
+      expect(early).toEqual([]);
+      expect(platform.rateLimitViolations()).toEqual([]);
+    });
+
+    it('reports its name, and running only between start() and stop()', async () => {
+      const started = await startChannel({ isStarted: false });
+      const { adapter } = started;
+      expect(adapter.name).toBe(descriptor.name);
+      expect(adapter.status().running).toBe(false);
+      await adapter.start();
+      expect(adapter.status().running).toBe(true);
+      // Stopped while working, not just after start-up.
+      await sendAndCommit(started, { chat: 'private', text: 'still there?', userId: alice });
+      await adapter.stop();
+      expect(adapter.status().running).toBe(false);
+    });
+  });
+}
