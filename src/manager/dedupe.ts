@@ -42,7 +42,7 @@ export class MemoryDedupeStore implements DedupeStore {
     const now = (this.options.now ?? Date.now)();
     const ttl = this.options.ttlMs ?? DEDUPE_TTL_MS;
     for (const [k, at] of this.seen) {
-      if (now - at < ttl && this.seen.size <= (this.options.maxEntries ?? 4096)) break;
+      if (now - at < ttl && this.seen.size < (this.options.maxEntries ?? 4096)) break;
       this.seen.delete(k);
     }
     const id = JSON.stringify([key.channel, key.workspaceId, key.chatId, key.messageId]);
