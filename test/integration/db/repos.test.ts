@@ -7,7 +7,7 @@ import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { type DedupeKey, MemoryDedupeStore } from '../../../src/manager/dedupe.js';
 import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
 
-function key(messageId = randomUUID()): DedupeKey {
+function key(messageId: string = randomUUID()): DedupeKey {
   return { channel: 'telegram', workspaceId: '42', chatId: '42', messageId };
 }
 
