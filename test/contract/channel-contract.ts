@@ -1,14 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  ChannelAdapter,
-  ChannelDefinition,
-  InboundIntake,
-  InboundMessage,
-  InboundReservation,
-  ReplyTarget,
-} from '../../src/channel/types.js';
-import { AppError } from '../../src/errors.js';
+import type { ChannelAdapter, ChannelDefinition, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
 import { silentLogger } from '../../src/logger.js';
+import { RecordingIntake } from '../helpers/recording-intake.js';
 
 /**
  * The behaviours every platform adapter must have (DESIGN "Testing"), driven only through a
@@ -107,51 +100,6 @@ export interface ChannelContractDescriptor<Config> {
 
 /** Command names core hands the adapter (`ChannelDeps.commandNames`). */
 const COMMAND_NAMES: ReadonlySet<string> = new Set(['new', 'status', 'help']);
-
-/** An intake that records commits, can be made full, and lets cases wait without sleeping. */
-class RecordingIntake implements InboundIntake {
-  readonly committed: InboundMessage[] = [];
-  refused = 0;
-  isFull = false;
-  private readonly listeners = new Set<() => void>();
-
-  async reserve(): Promise<InboundReservation> {
-    if (this.isFull) {
-      this.refused += 1;
-      this.notify();
-      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full', { status: 503 });
-    }
-    return {
-      commit: (message) => {
-        this.committed.push(message);
-        this.notify();
-      },
-      release: () => undefined,
-    };
-  }
-
-  /** Resolves once `predicate` holds, checked now and after every commit or refusal. */
-  waitUntil(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        if (!predicate()) return;
-        clearTimeout(timer);
-        this.listeners.delete(check);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.listeners.delete(check);
-        reject(new Error(`intake condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.listeners.add(check);
-      check();
-    });
-  }
-
-  private notify(): void {
-    for (const listener of [...this.listeners]) listener();
-  }
-}
 
 interface Started {
   platform: PlatformHarness;

@@ -1,14 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { telegramChannel } from '../../../channels/telegram/index.js';
-import type {
-  InboundIntake,
-  InboundMessage,
-  InboundReservation,
-  ReplyTarget,
-} from '../../../src/channel/types.js';
-import { AppError } from '../../../src/errors.js';
+import type { InboundMessage, ReplyTarget } from '../../../src/channel/types.js';
 import { silentLogger } from '../../../src/logger.js';
 import { type ChatMessageView, FakeTelegram, type FakeTelegramOptions } from '../../fakes/telegram/index.js';
+import { RecordingIntake } from '../../helpers/recording-intake.js';
 
 /**
  * The real grammY adapter against FakeTelegram. Assertions read what the user sees in the fake
@@ -20,62 +15,6 @@ const WORKING = 'Working on it...';
 const WELCOME = 'Welcome to DeerFlow! Send me a message to start a conversation.\nType /help for available commands.';
 const PRIVATE = 777;
 const GROUP = -1001234567890;
-
-/** An intake that records commits and lets tests wait for them without sleeping. */
-class RecordingIntake implements InboundIntake {
-  readonly committed: InboundMessage[] = [];
-  reserved = 0;
-  refused = 0;
-  isFull = false;
-  /** When set, reserve() waits for it (to hold an acknowledgement in flight). */
-  gate: Promise<void> | undefined;
-  private readonly listeners = new Set<() => void>();
-
-  async reserve(): Promise<InboundReservation> {
-    this.reserved += 1;
-    this.notify();
-    await this.gate;
-    if (this.isFull) {
-      this.refused += 1;
-      this.notify();
-      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full', { status: 503 });
-    }
-    return {
-      commit: (message) => {
-        this.committed.push(message);
-        this.notify();
-      },
-      release: () => undefined,
-    };
-  }
-
-  /** Resolves once `predicate` holds, checked after every commit or refusal. */
-  waitUntil(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        if (!predicate()) return;
-        clearTimeout(timer);
-        this.listeners.delete(check);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.listeners.delete(check);
-        reject(new Error(`intake condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.listeners.add(check);
-      check();
-    });
-  }
-
-  async waitForCommits(count: number): Promise<InboundMessage[]> {
-    await this.waitUntil(() => this.committed.length >= count);
-    return this.committed;
-  }
-
-  private notify(): void {
-    for (const listener of [...this.listeners]) listener();
-  }
-}
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
