@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InProcessBus } from './bus/in-process.js';
-import type { ChannelAdapter, ChannelDefinition, ChannelStatus } from './channel/types.js';
+import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
-import { openDatabase } from './db/index.js';
+import { type DatabaseHandle, openDatabase } from './db/index.js';
 import { SqlDedupeStore } from './db/repos/inbound-dedupe-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { describeError } from './errors.js';
@@ -13,6 +13,7 @@ import type { Logger } from './logger.js';
 import { ChannelManager } from './manager/channel-manager.js';
 import { ThreadResolver } from './manager/threads.js';
 import { createEmbeddedRuntime } from './runtime/embedded/index.js';
+import type { AgentRuntime } from './runtime/types.js';
 
 export interface StartServerOptions {
   config: Config;
@@ -58,62 +59,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     channel: (name) => adapters.get(name),
     logger: logger.child({ component: 'manager' }),
   });
-
-  const startFailures = new Map<string, string>();
-  for (const platform of options.platforms) {
-    const channelConfig = (config.channels as Record<string, unknown>)[platform.name];
-    if (channelConfig === undefined || !platform.isEnabled(channelConfig)) continue;
-    adapters.set(
-      platform.name,
-      platform.create(channelConfig, {
-        intake: bus,
-        commandNames: manager.commandNames(),
-        logger: logger.child({ channel: platform.name }),
-        now: Date.now,
-      }),
-    );
+  for (const adapter of createEnabledChannels(options, { intake: bus, commandNames: manager.commandNames(), logger, now: Date.now })) {
+    adapters.set(adapter.name, adapter);
   }
   bus.start((message, signal) => manager.handle(message, signal));
-  await Promise.all(
-    [...adapters.values()].map(async (adapter) => {
-      try {
-        await adapter.start();
-        logger.info({ channel: adapter.name }, 'channel started');
-      } catch (error) {
-        // One platform refusing us (bad token, unreachable) must not take the server down.
-        startFailures.set(adapter.name, adapter.status().reason ?? 'failed to start');
-        logger.error({ channel: adapter.name, err: describeError(error) }, 'channel failed to start');
-      }
-    }),
-  );
+  const channelStatus = await startChannels([...adapters.values()], logger);
 
-  const channelStatus = (adapter: ChannelAdapter): ChannelStatus => {
-    const failure = startFailures.get(adapter.name);
-    return failure ? { running: false, reason: failure } : adapter.status();
-  };
-  const health = async (): Promise<HealthReport> => {
-    let databaseStatus: HealthReport['database'] = { ok: true, kind: database.kind };
-    try {
-      await database.ping();
-    } catch (error) {
-      databaseStatus = { ok: false, kind: database.kind, error: describeError(error).message };
-    }
-    const models = runtime.models().map((m) => m.name);
-    return {
-      ok: databaseStatus.ok,
-      database: databaseStatus,
-      channels: Object.fromEntries([...adapters.values()].map((a) => [a.name, channelStatus(a)])),
-      model: { configured: models.length > 0, models },
-    };
-  };
   const app = await buildApp({
     runtime,
-    health,
+    health: () => reportHealth(database, runtime, [...adapters.values()].map((a) => [a.name, channelStatus(a)])),
     logger: logger.child({ component: 'gateway' }),
     channelRoutes: [...adapters.values()].flatMap((a) => (a.routes ? [{ name: a.name, routes: a.routes }] : [])),
   });
-  const address = await app.listen({ host: config.server.host, port: config.server.port });
-  logger.info({ url: address, database: database.kind, channels: [...adapters.keys()], models: runtime.models().length }, 'server listening');
+  const url = await app.listen({ host: config.server.host, port: config.server.port });
+  logger.info({ url, database: database.kind, channels: [...adapters.keys()], models: runtime.models().length }, 'server listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -121,13 +80,65 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       logger.info('shutting down');
       // Intake first; egress stays up so in-flight replies still get their final edit.
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
-      const report = await bus.stop(config.channels.shutdown_grace_period_seconds * 1000);
-      logger.info(report, 'inbound work settled');
+      logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
       await runtime.close();
       await app.close();
       await database.close();
     })();
     return stopping;
   };
-  return { url: address, stop };
+  return { url, stop };
+}
+
+/** One adapter per platform whose `channels.<name>` block asks for it. */
+function createEnabledChannels(options: StartServerOptions, deps: ChannelDeps): ChannelAdapter[] {
+  return options.platforms.flatMap((platform) => {
+    const channelConfig = (options.config.channels as Record<string, unknown>)[platform.name];
+    if (channelConfig === undefined || !platform.isEnabled(channelConfig)) return [];
+    return [platform.create(channelConfig, { ...deps, logger: deps.logger.child({ channel: platform.name }) })];
+  });
+}
+
+/**
+ * Starts every channel. One platform refusing us (bad token, unreachable) must not take the
+ * server down: it is reported not running, with the adapter's reason. Resolves with the status
+ * lookup `/health` uses.
+ */
+async function startChannels(adapters: ChannelAdapter[], logger: Logger): Promise<(adapter: ChannelAdapter) => ChannelStatus> {
+  const failures = new Map<string, string>();
+  await Promise.all(
+    adapters.map(async (adapter) => {
+      try {
+        await adapter.start();
+        logger.info({ channel: adapter.name }, 'channel started');
+      } catch (error) {
+        failures.set(adapter.name, adapter.status().reason ?? 'failed to start');
+        logger.error({ channel: adapter.name, err: describeError(error) }, 'channel failed to start');
+      }
+    }),
+  );
+  return (adapter) => {
+    const failure = failures.get(adapter.name);
+    return failure ? { running: false, reason: failure } : adapter.status();
+  };
+}
+
+async function reportHealth(
+  database: DatabaseHandle,
+  runtime: AgentRuntime,
+  channels: [string, ChannelStatus][],
+): Promise<HealthReport> {
+  let databaseStatus: HealthReport['database'] = { ok: true, kind: database.kind };
+  try {
+    await database.ping();
+  } catch (error) {
+    databaseStatus = { ok: false, kind: database.kind, error: describeError(error).message };
+  }
+  const models = runtime.models().map((m) => m.name);
+  return {
+    ok: databaseStatus.ok,
+    database: databaseStatus,
+    channels: Object.fromEntries(channels),
+    model: { configured: models.length > 0, models },
+  };
 }
