@@ -59,7 +59,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     channel: (name) => adapters.get(name),
     logger: logger.child({ component: 'manager' }),
   });
-  for (const adapter of createEnabledChannels(options, { intake: bus, commandNames: manager.commandNames(), logger, now: Date.now })) {
+  for (const adapter of createEnabledChannels(options, { intake: bus, commands: manager.commandInfo(), logger, now: Date.now })) {
     adapters.set(adapter.name, adapter);
   }
   bus.start((message, signal) => manager.handle(message, signal));

@@ -94,11 +94,13 @@ export class TelegramIngress {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly allowedUsers: ReadonlySet<number>;
+  private readonly commandNames: ReadonlySet<string>;
   private droppedSinceWarn = 0;
   private lastDropWarnAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: TelegramIngressOptions) {
     this.allowedUsers = new Set(options.allowedUsers);
+    this.commandNames = new Set(options.deps.commands.map((command) => command.name));
     const { bot, deps } = options;
     bot.on('message', (ctx) => this.receive(ctx.message));
     bot.catch((error) => {
@@ -132,6 +134,7 @@ export class TelegramIngress {
       clearTimeout(timer);
       this.startAbort = undefined;
     }
+    await this.publishCommandMenu();
     this.isStopping = false;
     this.state = { running: true };
     this.polling = bot.start({ timeout: pollingTimeoutSeconds, drop_pending_updates: false }).then(
@@ -176,13 +179,27 @@ export class TelegramIngress {
     this.state = { running: false, reason: 'stopped' };
   }
 
+  /**
+   * Lists core's commands in Telegram's "/" menu. Best effort: a bot without the menu still works,
+   * so a failure is only logged.
+   */
+  private async publishCommandMenu(): Promise<void> {
+    const { bot, deps } = this.options;
+    const menu = deps.commands.map(({ name, description }) => ({ command: name, description }));
+    try {
+      await bot.api.setMyCommands(menu);
+    } catch (error) {
+      deps.logger.warn({ err: describeError(toChannelError(error)) }, 'Telegram command menu not set');
+    }
+  }
+
   private receive(message: Message): void {
     const { deps } = this.options;
     const receivedAt = deps.now();
     const decision = decideMessage(message, {
       botUsername: this.options.bot.botInfo.username,
       allowedUsers: this.allowedUsers,
-      commandNames: deps.commandNames,
+      commandNames: this.commandNames,
     });
     const chatId = String(message.chat.id);
     if (decision.action === 'ignore') {

@@ -127,11 +127,18 @@ export interface InboundIntake {
   reserve(): Promise<InboundReservation>;
 }
 
+/** A chat command as platforms list it in their command menus. */
+export interface CommandInfo {
+  /** Lowercase, without `/`. */
+  name: string;
+  description: string;
+}
+
 /** What core hands every adapter. */
 export interface ChannelDeps {
   intake: InboundIntake;
-  /** Names (without `/`) that are commands; other slash words are chat. */
-  commandNames: ReadonlySet<string>;
+  /** The chat commands; other slash words are chat. Platforms with a command menu may list them. */
+  commands: readonly CommandInfo[];
   logger: Logger;
   /** Milliseconds since the epoch; injectable for tests. */
   now: () => number;

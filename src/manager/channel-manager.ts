@@ -1,4 +1,4 @@
-import type { ChannelCapabilities, ChannelEgress, InboundMessage, Reply, ReplyTarget } from '../channel/types.js';
+import type { ChannelCapabilities, ChannelEgress, CommandInfo, InboundMessage, Reply, ReplyTarget } from '../channel/types.js';
 import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunRequest } from '../runtime/types.js';
@@ -45,9 +45,9 @@ export class ChannelManager {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Names ingress should classify as commands. */
-  commandNames(): ReadonlySet<string> {
-    return new Set(this.commands.map((command) => command.name));
+  /** The commands ingress should classify as commands, with their descriptions. */
+  commandInfo(): CommandInfo[] {
+    return this.commands.map(({ name, description }) => ({ name, description }));
   }
 
   /** The bus worker's handler: never throws. */

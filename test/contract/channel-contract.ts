@@ -98,8 +98,12 @@ export interface ChannelContractDescriptor<Config> {
   startPlatform(options: { allowedUsers?: string[] }): Promise<PlatformHarness>;
 }
 
-/** Command names core hands the adapter (`ChannelDeps.commandNames`). */
-const COMMAND_NAMES: ReadonlySet<string> = new Set(['new', 'status', 'help']);
+/** The commands core hands the adapter (`ChannelDeps.commands`). */
+const COMMANDS = [
+  { name: 'new', description: 'Start a new conversation' },
+  { name: 'status', description: 'Show current thread info' },
+  { name: 'help', description: 'Show this help' },
+];
 
 interface Started {
   platform: PlatformHarness;
@@ -141,7 +145,7 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       const intake = new RecordingIntake();
       const config = definition.configSchema.parse(platform.config);
       expect(definition.isEnabled(config)).toBe(true);
-      const adapter = definition.create(config, { intake, commandNames: COMMAND_NAMES, logger: silentLogger(), now: Date.now });
+      const adapter = definition.create(config, { intake, commands: COMMANDS, logger: silentLogger(), now: Date.now });
       cleanups.push(() => adapter.stop());
       await platform.connect?.(adapter);
       if (options.isStarted !== false) await adapter.start();

@@ -103,7 +103,13 @@ describe('chatting in Telegram', () => {
     expect(statusReply2.text).not.toBe(statusReply.text);
   });
 
-  it('answers /help, /models, /cmd@bot and unknown commands', async () => {
+  it('answers /help, /models, /cmd@bot and unknown commands, and lists the commands in the menu', async () => {
+    expect(telegram.commands).toEqual([
+      { command: 'new', description: 'Start a new conversation' },
+      { command: 'status', description: 'Show current thread info' },
+      { command: 'models', description: 'List available models' },
+      { command: 'help', description: 'Show this help' },
+    ]);
     const help = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/help' });
     expect((await telegram.waitFor(() => replyTo(chatId, help.message_id))).text).toBe(
       'Available commands:\n/new — Start a new conversation\n/status — Show current thread info\n/models — List available models\n/help — Show this help',

@@ -10,7 +10,7 @@ import { RecordingIntake } from '../../helpers/recording-intake.js';
  * chat and what reached the intake.
  */
 
-const COMMANDS = new Set(['bootstrap', 'goal', 'new', 'status', 'models', 'memory', 'help']);
+const COMMANDS = ['bootstrap', 'goal', 'new', 'status', 'models', 'memory', 'help'].map((name) => ({ name, description: `The ${name} command` }));
 const WORKING = 'Working on it...';
 const WELCOME = 'Welcome to DeerFlow! Send me a message to start a conversation.\nType /help for available commands.';
 const PRIVATE = 777;
@@ -35,7 +35,7 @@ async function startTelegram(config: Record<string, unknown> = {}, fakeOptions: 
   });
   const adapter = telegramChannel.create(parsed, {
     intake,
-    commandNames: COMMANDS,
+    commands: COMMANDS,
     logger: silentLogger(),
     now: Date.now,
   });
@@ -195,6 +195,18 @@ describe('Telegram ingress', () => {
 });
 
 describe('Telegram start and status', () => {
+  it("lists core's commands in Telegram's command menu", async () => {
+    const { fake } = await startRunning();
+    expect(fake.commands).toEqual(COMMANDS.map(({ name, description }) => ({ command: name, description })));
+  });
+
+  it('starts even when Telegram refuses the command menu', async () => {
+    const { fake, adapter } = await startTelegram();
+    fake.failNext('setMyCommands', { errorCode: 400, description: 'Bad Request: BOT_COMMAND_INVALID' });
+    await adapter.start();
+    expect(adapter.status()).toEqual({ running: true });
+  });
+
   it('rejects start() with CHANNEL_UNAUTHORIZED on a 401 and reports why, without polling', async () => {
     const { fake, adapter } = await startTelegram({}, { rejectToken: true });
     await expect(adapter.start()).rejects.toMatchObject({ name: 'ChannelError', code: 'CHANNEL_UNAUTHORIZED' });
