@@ -39,23 +39,3 @@ export function parseTelegramId(id: string): number {
   if (!INTEGER.test(id) || !Number.isSafeInteger(value)) throw new RangeError(`not a Telegram id: ${id}`);
   return value;
 }
-
-/** `telegram:<chatId>[:<topicId>]`, the chat key used across core (STYLE "Naming"). */
-export function encodeChatKey(chatId: string, topicId?: string): string {
-  return topicId === undefined ? `telegram:${chatId}` : `telegram:${chatId}:${topicId}`;
-}
-
-/**
- * Inverse of {@link encodeChatKey}.
- *
- * @throws RangeError when `key` is not a Telegram chat key.
- */
-export function decodeChatKey(key: string): { chatId: string; topicId?: string } {
-  const [prefix, chatId, topicId, ...extra] = key.split(':');
-  if (prefix !== 'telegram' || chatId === undefined || extra.length > 0 || !INTEGER.test(chatId)) {
-    throw new RangeError(`not a Telegram chat key: ${key}`);
-  }
-  if (topicId === undefined) return { chatId };
-  if (!INTEGER.test(topicId)) throw new RangeError(`not a Telegram chat key: ${key}`);
-  return { chatId, topicId };
-}

@@ -1,6 +1,6 @@
 import { ChannelError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { type RateGate, type Sleep, sleep as defaultSleep } from './rate-gate.js';
+import type { RateGate } from './rate-gate.js';
 import { splitText, truncateText } from './split.js';
 import type { Reply } from './types.js';
 
@@ -35,8 +35,6 @@ export interface EditReplyOptions {
   logger: Logger;
   /** Tries per final request while the platform keeps answering with a rate limit; default 5. */
   finalAttempts?: number;
-  /** Default: a `setTimeout` sleep. */
-  sleep?: Sleep;
   /** Platform name for errors that did not arrive as a `ChannelError`; default `unknown`. */
   platform?: string;
 }
@@ -81,7 +79,6 @@ class EditReply implements Reply {
   private inFlight: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private finishing: Promise<void> | undefined;
-  private readonly sleep: Sleep;
   private readonly finalAttempts: number;
 
   constructor(
@@ -89,7 +86,6 @@ class EditReply implements Reply {
     private readonly options: EditReplyOptions,
   ) {
     this.target = options.placeholderId;
-    this.sleep = options.sleep ?? defaultSleep;
     this.finalAttempts = Math.max(1, options.finalAttempts ?? DEFAULT_FINAL_ATTEMPTS);
   }
 

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  decodeChatKey,
-  encodeChatKey,
   isPrivateChatType,
   parseTelegramId,
   type TopicSource,
@@ -27,21 +25,6 @@ describe('topicIdFor (reference §3.3)', () => {
       false,
       false,
     ]);
-  });
-});
-
-describe('chat keys', () => {
-  it.each<[string, string | undefined, string]>([
-    ['777', undefined, 'telegram:777'],
-    ['-1001234567890', undefined, 'telegram:-1001234567890'],
-    ['-100123', '42', 'telegram:-100123:42'],
-  ])('round-trips %s / %s', (chatId, topicId, key) => {
-    expect(encodeChatKey(chatId, topicId)).toBe(key);
-    expect(decodeChatKey(key)).toEqual(topicId === undefined ? { chatId } : { chatId, topicId });
-  });
-
-  it.each(['slack:C1', 'telegram:', 'telegram:abc', 'telegram:1:2:3', 'telegram:1:x'])('rejects %s', (key) => {
-    expect(() => decodeChatKey(key)).toThrow(RangeError);
   });
 });
 
