@@ -1,4 +1,4 @@
-import type { InboundKind } from '../../src/channel/types.js';
+import { commandName } from '../../src/channel/commands.js';
 
 /**
  * Telegram's `/command@BotName` addressing (https://core.telegram.org/bots/features#commands):
@@ -21,22 +21,6 @@ export function normalizeCommand(text: string, botUsername: string): string | un
   const [token, name = '', addressee = ''] = match;
   if (addressee.toLowerCase() !== botUsername.toLowerCase()) return undefined;
   return `/${name}${text.slice(token.length)}`;
-}
-
-/** The first whitespace-delimited token without its `/`, lowercased; `undefined` if not a slash word. */
-export function commandName(text: string): string | undefined {
-  if (!text.startsWith('/')) return undefined;
-  const token = text.split(/\s/, 1)[0] ?? '';
-  return token.slice(1).toLowerCase();
-}
-
-/**
- * `command` when the text starts (no leading whitespace) with a slash word in `commandNames`;
- * everything else, including unknown slash words and paths like `/etc/hosts`, is `chat`.
- */
-export function classifyText(text: string, commandNames: ReadonlySet<string>): InboundKind {
-  const name = commandName(text);
-  return name !== undefined && commandNames.has(name) ? 'command' : 'chat';
 }
 
 /** The argument of a `/start` command (`''` when bare), or `undefined` when it is not one. */

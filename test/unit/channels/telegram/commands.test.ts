@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  classifyText,
-  commandName,
-  normalizeCommand,
-  parseStartCommand,
-} from '../../../../channels/telegram/commands.js';
-
-const COMMANDS = new Set(['bootstrap', 'goal', 'new', 'status', 'models', 'memory', 'help']);
+import { normalizeCommand, parseStartCommand } from '../../../../channels/telegram/commands.js';
 
 describe('normalizeCommand', () => {
   it.each<[string, string | undefined]>([
@@ -28,31 +21,7 @@ describe('normalizeCommand', () => {
   });
 });
 
-describe('classifyText', () => {
-  it.each<[string, 'chat' | 'command']>([
-    ['/new', 'command'],
-    ['/NEW', 'command'],
-    ['/goal ship the release', 'command'],
-    ['/help\nplease', 'command'],
-    ['/unknown', 'chat'],
-    ['/some-skill task', 'chat'],
-    ['/etc/hosts', 'chat'],
-    [' /new', 'chat'],
-    ['//help', 'chat'],
-    ['new', 'chat'],
-    ['hello', 'chat'],
-    ['', 'chat'],
-  ])('%j → %s', (text, kind) => {
-    expect(classifyText(text, COMMANDS)).toBe(kind);
-  });
-});
-
-describe('commandName / parseStartCommand', () => {
-  it('takes the first token without its slash, lowercased', () => {
-    expect(commandName('/Models list')).toBe('models');
-    expect(commandName('models')).toBeUndefined();
-  });
-
+describe('parseStartCommand', () => {
   it.each<[string, string | undefined]>([
     ['/start', ''],
     ['/START', ''],
