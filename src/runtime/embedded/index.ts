@@ -86,7 +86,7 @@ class EmbeddedRuntime implements AgentRuntime {
     const id = request.thread_id ?? randomUUID();
     assertUuid(id, 'thread_id');
     const row = await this.store.createThread(id, request.metadata ?? {}, request.if_exists ?? 'raise');
-    return this.toThreadInfo(row.id, row, null, false);
+    return this.toThreadInfo(row, null, false);
   }
 
   async getThread(threadId: string): Promise<ThreadInfo> {
@@ -94,7 +94,7 @@ class EmbeddedRuntime implements AgentRuntime {
     const row = await this.store.getThread(threadId);
     const tuple = await this.checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
     const values = tuple ? serializeValues(tuple.checkpoint.channel_values) : null;
-    return this.toThreadInfo(threadId, row, values, await this.store.hasActiveRun(threadId));
+    return this.toThreadInfo(row, values, await this.store.hasActiveRun(threadId));
   }
 
   async streamRun(threadId: string, request: RunRequest, options: RunOptions = {}): Promise<RunStream> {
@@ -266,13 +266,12 @@ class EmbeddedRuntime implements AgentRuntime {
   }
 
   private toThreadInfo(
-    id: string,
-    row: { metadata: Record<string, unknown>; createdAt: Date; updatedAt: Date },
+    row: { id: string; metadata: Record<string, unknown>; createdAt: Date; updatedAt: Date },
     values: Record<string, unknown> | null,
     busy: boolean,
   ): ThreadInfo {
     return {
-      thread_id: id,
+      thread_id: row.id,
       created_at: row.createdAt.toISOString(),
       updated_at: row.updatedAt.toISOString(),
       metadata: row.metadata,

@@ -1,5 +1,5 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
-import { type Database, sqlState, UNIQUE_VIOLATION } from '../../db/index.js';
+import { type Database, FOREIGN_KEY_VIOLATION, sqlState, UNIQUE_VIOLATION } from '../../db/index.js';
 import { runs, type TokenUsage, threads } from '../../db/schema/index.js';
 import { ConflictError, NotFoundError, ThreadBusyError } from '../../errors.js';
 import type { RunInfo, RunStatus } from '../types.js';
@@ -49,7 +49,6 @@ export class RunStore {
     metadata: Record<string, unknown>;
     kwargs: Record<string, unknown>;
   }): Promise<RunRow> {
-    await this.getThread(run.threadId);
     // A run whose lease ran out was left by a process that died; it must not block the thread.
     await this.db
       .update(runs)
@@ -64,6 +63,8 @@ export class RunStore {
       return row as RunRow;
     } catch (error) {
       if (sqlState(error) === UNIQUE_VIOLATION) throw new ThreadBusyError(run.threadId);
+      // The foreign key answers "does the thread exist" without a query of its own per run.
+      if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('Thread');
       throw error;
     }
   }
