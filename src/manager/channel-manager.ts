@@ -133,8 +133,7 @@ export class ChannelManager {
           return { failed: false };
       }
     } catch (error) {
-      // Refusals before the run started: the thread is busy, or no model exists.
-      if (error instanceof AppError && (error.code === 'THREAD_BUSY' || error.code === 'MODEL_NOT_CONFIGURED')) {
+      if (isRefusal(error)) {
         await reply.finish(error.code === 'THREAD_BUSY' ? MESSAGES.threadBusy : (error.userMessage ?? MESSAGES.internalError));
         return { failed: true };
       }
@@ -186,7 +185,7 @@ export class ChannelManager {
       await reply.finish(extractFinalText(values) || MESSAGES.emptyReply);
       return { failed: false };
     } catch (error) {
-      if (error instanceof AppError && (error.code === 'THREAD_BUSY' || error.code === 'MODEL_NOT_CONFIGURED')) throw error;
+      if (isRefusal(error)) throw error;
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run failed');
       await reply.finish(signal.aborted ? MESSAGES.shuttingDown : MESSAGES.streamError);
       return { failed: true };
@@ -222,6 +221,11 @@ export class ChannelManager {
   private async release(key: DedupeKey, log: Logger): Promise<void> {
     await this.deps.dedupe.release(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not release dedupe key'));
   }
+}
+
+/** Refused before the run started: the thread is busy, or no model exists. */
+function isRefusal(error: unknown): error is AppError {
+  return error instanceof AppError && (error.code === 'THREAD_BUSY' || error.code === 'MODEL_NOT_CONFIGURED');
 }
 
 function replyTargetOf(message: InboundMessage): ReplyTarget {
