@@ -18,6 +18,10 @@ export type ErrorCode =
   | 'CHANNEL_UNAUTHORIZED'
   | 'CHANNEL_REJECTED'
   | 'CHANNEL_UNAVAILABLE'
+  | 'FILE_TOO_LARGE'
+  | 'FILE_UNAVAILABLE'
+  | 'RECURSION_LIMIT'
+  | 'UNPROCESSABLE'
   | 'INTERNAL';
 
 export interface AppErrorOptions {

@@ -48,6 +48,7 @@ export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps)
   });
   return {
     name: 'telegram',
+    displayName: 'Telegram',
     capabilities: TELEGRAM_CAPABILITIES,
     egress: createTelegramEgress({ api: bot.api, gate, logger, now: deps.now }),
     start: () => ingress.start(),

@@ -64,6 +64,49 @@ export interface InboundMessage {
   replyTo: ReplyAnchor;
   /** Milliseconds since the epoch, when ingress received it. */
   receivedAt: number;
+  /** Files attached to the message; their bytes are fetched by the worker through `ChannelFiles`. */
+  files?: InboundFile[];
+}
+
+/**
+ * A file someone sent, as ingress saw it. Only a reference travels through the bus: the worker
+ * downloads the bytes (so a queued message stays small and a Redis bus never carries files).
+ */
+export interface InboundFile {
+  /** Suggested file name; untrusted, core sanitizes it before it touches the disk. */
+  name: string;
+  mimeType: string;
+  isImage: boolean;
+  /** Size the platform declared, in bytes, when it did. */
+  declaredSize?: number;
+  /** The platform's handle (Telegram `file_id`). Opaque to core; never logged or shown to the agent. */
+  ref: string;
+}
+
+/** A file the agent presented, resolved to a regular file inside the thread's outputs. */
+export interface OutboundFile {
+  /** Absolute host path; read it, never show it. */
+  hostPath: string;
+  /** Base name the user sees. */
+  name: string;
+  mimeType: string;
+  isImage: boolean;
+  size: number;
+}
+
+/** File transfer in both directions; absent on platforms without files. */
+export interface ChannelFiles {
+  /**
+   * Downloads an inbound file, enforcing the platform's size limit on the declared size, the
+   * size the platform resolves and the bytes received. Rejects with a `ChannelError` coded
+   * `FILE_TOO_LARGE` or `FILE_UNAVAILABLE` whose `userMessage` is the short reason users see.
+   */
+  download(file: InboundFile, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * Sends one file into the conversation after the final text. Rejects with a `ChannelError`
+   * (`FILE_TOO_LARGE` when over the platform's limit: the file is skipped, not shortened).
+   */
+  send(target: ReplyTarget, file: OutboundFile): Promise<void>;
 }
 
 /** Everything egress needs to deliver one reply; derived from the inbound message. */
@@ -100,8 +143,11 @@ export interface ChannelStatus {
 
 export interface ChannelAdapter {
   readonly name: string;
+  /** The platform's name as users read it, e.g. `Telegram`, `DingTalk`. */
+  readonly displayName: string;
   readonly capabilities: ChannelCapabilities;
   readonly egress: ChannelEgress;
+  readonly files?: ChannelFiles;
   /** Starts ingress (polling, sockets). Rejects with a `ChannelError` when the platform refuses us. */
   start(): Promise<void>;
   /** Stops ingress; in-flight acknowledgements finish first. */

@@ -1,3 +1,6 @@
 export * from './agent.js';
 export * from './channels.js';
 export * from './checkpoints.js';
+export * from './goals.js';
+export * from './memory.js';
+export * from './skills.js';
