@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createContextResolver, createSandboxTools } from './agent/sandbox/tools.js';
 import { InProcessBus } from './bus/in-process.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
@@ -21,6 +22,8 @@ export interface StartServerOptions {
   logger: Logger;
   /** Folder of agent definitions; defaults to the repository's `agents/`. */
   agentsDir?: string;
+  /** The environment `bash` starts from, scrubbed of secrets first; the composition root passes the process environment. */
+  environment?: Record<string, string | undefined>;
 }
 
 export interface RunningServer {
@@ -31,6 +34,7 @@ export interface RunningServer {
 }
 
 const DEFAULT_AGENTS_DIR = fileURLToPath(new URL('../agents', import.meta.url));
+const DEFAULT_SKILLS_DIR = fileURLToPath(new URL('../skills', import.meta.url));
 
 /**
  * Wires the straight line of DESIGN.md: channels → bus → manager → runtime, plus the gateway.
@@ -38,13 +42,21 @@ const DEFAULT_AGENTS_DIR = fileURLToPath(new URL('../agents', import.meta.url));
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
-  const database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir) });
+  const dataDir = resolve(config.data_dir);
+  const skillsDir = config.skills.dir === undefined ? DEFAULT_SKILLS_DIR : resolve(config.skills.dir);
+  const database = await openDatabase({ url: config.database.url, dataDir });
   const runtime = await createEmbeddedRuntime({
     db: database.db,
     models: config.models,
     agentsDir: options.agentsDir ?? DEFAULT_AGENTS_DIR,
     logger: logger.child({ component: 'runtime' }),
     isSoleProcess: database.kind === 'pglite',
+    sandboxTools: createSandboxTools({
+      resolveContext: createContextResolver({ dataDir, skillsDir }),
+      config: config.sandbox,
+      baseEnv: options.environment ?? {},
+    }),
+    bashAccess: config.sandbox.bash_access,
   });
   const bus = new InProcessBus({
     maxQueued: config.channels.inbound_queue_maxsize,

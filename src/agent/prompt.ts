@@ -14,7 +14,65 @@ export async function loadAgentSoul(agentsDir: string, name: string): Promise<st
   }
 }
 
-/** The system prompt for one run: persona plus facts the model cannot know by itself. */
-export function buildSystemPrompt(soul: string, now: Date): string {
-  return `${soul}\n\nCurrent date and time (UTC): ${now.toISOString().slice(0, 16).replace('T', ' ')}.`;
+/** A file the user sent with the message being answered, as the agent sees it. */
+export interface UploadedFileInfo {
+  filename: string;
+  size: number;
+  /** Virtual path, `/mnt/user-data/uploads/<filename>`. */
+  path: string;
+  is_image: boolean;
+}
+
+export interface SystemPromptParts {
+  soul: string;
+  now: Date;
+  /** Names of the tools this run has; the workspace section is left out when there are none. */
+  tools: readonly string[];
+  skills: string;
+  activeSkill: string;
+  memory: string;
+  uploads: readonly UploadedFileInfo[];
+  canAskClarification: boolean;
+}
+
+/**
+ * The system prompt of one model call: persona, then facts the model cannot know by itself
+ * (time, its workspace, skills, what it remembers about the user, files just sent). Sections
+ * that do not apply are left out, so a plain chat costs no extra tokens.
+ */
+export function buildSystemPrompt(parts: SystemPromptParts): string {
+  const sections = [parts.soul, `Current date and time (UTC): ${parts.now.toISOString().slice(0, 16).replace('T', ' ')}.`];
+  if (parts.tools.length > 0) sections.push(workspaceSection(parts.tools));
+  if (parts.canAskClarification) {
+    sections.push(
+      'When a request is missing information only the user has, is ambiguous, or is risky, call `ask_clarification` instead of guessing; the user answers in their next message.',
+    );
+  }
+  for (const block of [parts.skills, parts.activeSkill, parts.memory]) if (block !== '') sections.push(block);
+  if (parts.uploads.length > 0) sections.push(uploadsSection(parts.uploads));
+  return sections.join('\n\n');
+}
+
+function workspaceSection(tools: readonly string[]): string {
+  const lines = [
+    '<workspace>',
+    'You have a private workspace for this conversation:',
+    '- /mnt/user-data/workspace: your scratch folder (the working directory of bash).',
+    '- /mnt/user-data/uploads: files the user sent you.',
+    '- /mnt/user-data/outputs: put files the user should receive here, then call `present_files` with their paths; the chat delivers them after your answer.',
+    '- /mnt/skills: skill instructions, read-only.',
+    'Always use these absolute paths.',
+  ];
+  if (!tools.includes('bash')) {
+    lines.push('Shell commands are not available in this conversation; the file tools still are.');
+  }
+  lines.push('</workspace>');
+  return lines.join('\n');
+}
+
+function uploadsSection(uploads: readonly UploadedFileInfo[]): string {
+  const lines = uploads.map(
+    (file) => `- ${file.path} (${file.size} bytes${file.is_image ? ', image' : ''})`,
+  );
+  return ['<current_uploads>', 'The user sent these files with this message:', ...lines, '</current_uploads>'].join('\n');
 }

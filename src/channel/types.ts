@@ -54,6 +54,11 @@ export interface InboundMessage {
   topicId?: string;
   /** The sender's platform id. */
   userId: string;
+  /**
+   * True when the channel's `allowed_users` names the sender; false when the list is empty and
+   * anyone may write. Trusted senders get shell access (`sandbox.bash_access: trusted`).
+   */
+  senderIsAllowlisted?: boolean;
   /** Team, guild or tenant scope; part of the dedupe key (reference §4.2). */
   workspaceId?: string;
   /** The platform's stable id for this message; absent = cannot be deduplicated. */

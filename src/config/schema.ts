@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelsConfigSchema } from '../agent/config.js';
+import { sandboxConfigSchema } from '../agent/sandbox/config.js';
 import { intakeConfigShape } from '../bus/config.js';
 import type { ChannelDefinition } from '../channel/types.js';
 import { databaseConfigSchema } from '../db/config.js';
@@ -34,6 +35,16 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
       })
       .prefault({}),
     models: modelsConfigSchema,
+    sandbox: sandboxConfigSchema,
+    skills: z
+      .strictObject({
+        dir: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('Folder holding public/ and custom/ skills; absent: the skills/ folder shipped with the server.'),
+      })
+      .prefault({}),
     channels: z.looseObject({ ...intakeConfigShape, ...platformShape }).prefault({}),
     channel_connections: z
       .looseObject({

@@ -152,6 +152,7 @@ export class ChannelManager {
     const throttle = new UpdateThrottle(this.now);
     let lastValues: unknown;
     let failed = false;
+    let runError: RunErrorPart | undefined;
     try {
       for await (const part of events) {
         if (part.event === 'messages' || part.event === 'messages-tuple') {
@@ -162,6 +163,7 @@ export class ChannelManager {
           lastValues = part.data;
         } else if (part.event === 'error') {
           failed = true;
+          runError = part.data as RunErrorPart;
         }
       }
     } catch (error) {
@@ -174,7 +176,9 @@ export class ChannelManager {
         ? streamed.text
           ? MESSAGES.cutShort(streamed.text)
           : MESSAGES.shuttingDown
-        : streamed.text || MESSAGES.streamError;
+        : runError?.error === 'RECURSION_LIMIT' && runError.message
+          ? withNotice(streamed.text, runError.message)
+          : streamed.text || MESSAGES.streamError;
     await reply.finish(finalText);
     return { failed };
   }
@@ -187,7 +191,8 @@ export class ChannelManager {
     } catch (error) {
       if (isRefusal(error)) throw error;
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run failed');
-      await reply.finish(signal.aborted ? MESSAGES.shuttingDown : MESSAGES.streamError);
+      const notice = error instanceof AppError && error.code === 'RECURSION_LIMIT' ? error.userMessage : undefined;
+      await reply.finish(signal.aborted ? MESSAGES.shuttingDown : (notice ?? MESSAGES.streamError));
       return { failed: true };
     }
   }
@@ -203,6 +208,7 @@ export class ChannelManager {
         channel_name: message.channel,
         user_id: safeUserId(message.userId),
         channel_user_id: message.userId,
+        trusted_sender: message.senderIsAllowlisted === true,
         ...extraContext,
       },
     };
@@ -221,6 +227,17 @@ export class ChannelManager {
   private async release(key: DedupeKey, log: Logger): Promise<void> {
     await this.deps.dedupe.release(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not release dedupe key'));
   }
+}
+
+/** The data of a run stream's `error` event. */
+interface RunErrorPart {
+  error?: string;
+  message?: string;
+}
+
+/** Partial text the user already saw, then why it stopped. */
+function withNotice(partial: string, notice: string): string {
+  return partial === '' ? notice : `${partial}\n\n${notice}`;
 }
 
 /** Refused before the run started: the thread is busy, or no model exists. */

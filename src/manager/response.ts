@@ -36,22 +36,44 @@ function isHiddenHuman(message: MessageDict): boolean {
   return kwargs?.hide_from_ui === true;
 }
 
-/** The last non-empty assistant text after the last visible human message; '' when none. */
+function isClarification(message: MessageDict): boolean {
+  const name = message.name ?? (message.kwargs as MessageDict | undefined)?.name;
+  return typeOf(message) === 'tool' && name === 'ask_clarification';
+}
+
+/**
+ * The answer of the current turn (everything after the last visible human message), '' when
+ * none. A turn that ended in `ask_clarification` answers with the question. A goal loop adds
+ * hidden human messages inside the turn; each stretch between them contributes its last
+ * non-empty assistant text, so the user sees every visible step, oldest first.
+ */
 export function extractFinalText(values: unknown): string {
   const messages = (values as { messages?: unknown } | undefined)?.messages;
   if (!Array.isArray(messages)) return '';
+  const answers: string[] = [];
+  let answer: string | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i] as MessageDict;
     if (!message || typeof message !== 'object') continue;
     const type = typeOf(message);
     if (type === 'human' || type === 'user') {
+      if (answer !== undefined) answers.unshift(answer);
+      answer = undefined;
       if (isHiddenHuman(message)) continue;
-      return '';
+      break;
     }
-    if (isAssistantMessage(message)) {
-      const text = textOf(message);
-      if (text.trim() !== '') return text;
-    }
+    if (answer !== undefined) continue;
+    if (isClarification(message)) answer = textOf(message);
+    else if (isAssistantMessage(message) && textOf(message).trim() !== '') answer = textOf(message);
   }
-  return '';
+  if (answer !== undefined) answers.unshift(answer);
+  return answers.filter((text) => text.trim() !== '').join('\n\n');
+}
+
+/** True when the turn ended by asking the user a question (reference §4.7, "pending clarification"). */
+export function endsInClarification(values: unknown): boolean {
+  const messages = (values as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages) || messages.length === 0) return false;
+  const last = messages[messages.length - 1] as MessageDict;
+  return Boolean(last) && typeof last === 'object' && isClarification(last);
 }

@@ -28,6 +28,8 @@ export interface RunBashOptions {
 }
 
 const NAME_PATTERNS = ['KEY', 'SECRET', 'TOKEN', 'PASSWORD', 'PASSWD', 'CREDENTIAL', 'DSN'];
+/** Short secret words, matched as whole `_`-separated words so PATH and PASSENGER survive: GH_PAT, NPM_AUTH, DB_PASS. */
+const NAME_WORDS = /(^|_)(PAT|AUTH|PASS|COOKIE)(_|$)/;
 const CONNECTION_STRING_NAMES = new Set([
   'DATABASE_URL',
   'REDIS_URL',
@@ -44,7 +46,8 @@ const URL_WITH_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]+@/i;
 
 /**
  * The inherited environment minus anything that looks like a secret: names containing KEY,
- * SECRET, TOKEN, PASSWORD, PASSWD, CREDENTIAL or DSN (any case), well-known connection-string
+ * SECRET, TOKEN, PASSWORD, PASSWD, CREDENTIAL or DSN (any case), the words PAT, AUTH, PASS or
+ * COOKIE (`GH_PAT`, `NPM_AUTH`, `DB_PASS`), well-known connection-string
  * variables (DATABASE_URL, REDIS_URL, …), and any `*_URL`/`*_URI` whose value embeds credentials.
  * Undefined values are dropped. Pure: the composition root passes the process environment in.
  */
@@ -53,7 +56,7 @@ export function scrubEnvironment(baseEnv: Record<string, string | undefined>): R
   for (const [name, value] of Object.entries(baseEnv)) {
     if (value === undefined) continue;
     const upper = name.toUpperCase();
-    if (NAME_PATTERNS.some((pattern) => upper.includes(pattern))) continue;
+    if (NAME_PATTERNS.some((pattern) => upper.includes(pattern)) || NAME_WORDS.test(upper)) continue;
     if (CONNECTION_STRING_NAMES.has(upper)) continue;
     if ((upper.endsWith('_URL') || upper.endsWith('_URI')) && URL_WITH_CREDENTIALS.test(value)) continue;
     kept[name] = value;

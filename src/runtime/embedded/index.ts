@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { type BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { GraphRecursionError } from '@langchain/langgraph';
 import type { ModelConfig } from '../../agent/config.js';
-import { createChatModel } from '../../agent/models.js';
-import { buildSystemPrompt, loadAgentSoul } from '../../agent/prompt.js';
+import { LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
+import { loadAgentSoul } from '../../agent/prompt.js';
+import type { BashAccess } from '../../agent/sandbox/config.js';
 import type { Database } from '../../db/index.js';
 import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -39,11 +41,27 @@ export interface EmbeddedRuntimeOptions {
   isSoleProcess?: boolean;
   /** Default recursion limit of a run; default 100 (reference §4.5). */
   recursionLimit?: number;
+  /** The sandbox tools; absent = the agent only talks (and may ask a clarification question). */
+  sandboxTools?: readonly StructuredToolInterface[];
+  /** Who gets `bash` (see `BashAccess`); default `trusted`. */
+  bashAccess?: BashAccess;
+  /** Skills and memory for the system prompt. */
+  promptSources?: PromptSources;
+  /** Called after every successful run with its final messages (the memory queue listens). */
+  afterRun?: (run: CompletedRun) => void;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A run that ended well, for observers such as the memory updater. */
+export interface CompletedRun {
+  threadId: string;
+  userId: string;
+  messages: BaseMessage[];
+}
 
-type Agent = ReturnType<typeof createReactAgent>;
+/** The user of runs that name none (gateway calls without `context.user_id`), as in DeerFlow. */
+const DEFAULT_USER_ID = 'default';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface ActiveRun {
   controller: AbortController;
@@ -65,17 +83,23 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
 
 class EmbeddedRuntime implements AgentRuntime {
   private readonly active = new Map<string, ActiveRun>();
-  private readonly agents = new Map<string, Agent>();
+  private readonly agent: LeadAgent;
   private readonly checkpointer: BaseCheckpointSaver;
   private readonly leaseRenewMs: number;
 
   constructor(
     private readonly options: EmbeddedRuntimeOptions,
     private readonly store: RunStore,
-    private readonly soul: string,
+    soul: string,
   ) {
     this.checkpointer = options.checkpointer ?? new DrizzleCheckpointSaver(options.db);
     this.leaseRenewMs = Math.max(50, Math.floor((options.leaseMs ?? 30_000) / 3));
+    this.agent = new LeadAgent({
+      soul,
+      checkpointer: this.checkpointer,
+      sandboxTools: options.sandboxTools ?? [],
+      sources: options.promptSources ?? {},
+    });
   }
 
   models(): ModelInfo[] {
@@ -189,13 +213,24 @@ class EmbeddedRuntime implements AgentRuntime {
     const wantsValues = requested.has('values');
     const wantsUpdates = requested.has('updates');
     let lastValues: { messages?: BaseMessage[] } | undefined;
+    const inputMessages = request.input?.messages ?? [];
+    const userId = runUserId(request);
+    const access = this.accessFor(request);
+    const recursionLimit = request.config?.recursion_limit ?? this.options.recursionLimit ?? 100;
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
     try {
-      const stream = await this.agentFor(model).stream(
-        { messages: (request.input?.messages ?? []).map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })) },
+      const turn = await this.agent.prepareTurn({ userId, access, messageText: inputMessages[0]?.content ?? '' });
+      const stream = await this.agent.graph(model, access).stream(
+        { messages: inputMessages.map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })) },
         {
-          configurable: { ...request.config?.configurable, thread_id: run.thread_id, checkpoint_ns: '' },
-          recursionLimit: request.config?.recursion_limit ?? this.options.recursionLimit ?? 100,
+          configurable: {
+            ...request.config?.configurable,
+            ...LeadAgent.configurableFor(turn),
+            thread_id: run.thread_id,
+            user_id: userId,
+            checkpoint_ns: '',
+          },
+          recursionLimit,
           // Values always: the final state is the run's result and its usage. Messages always too:
           // it makes the model call stream, which keeps long generations alive through proxies.
           streamMode: ['values', 'messages', ...(wantsUpdates ? (['updates'] as const) : [])],
@@ -218,12 +253,13 @@ class EmbeddedRuntime implements AgentRuntime {
       }
       const usage = usageOfLastTurn(lastValues?.messages ?? []);
       await this.store.finishRun(ref, { status: 'success', ...(usage ? { usage } : {}) });
+      this.options.afterRun?.({ threadId: run.thread_id, userId, messages: lastValues?.messages ?? [] });
       return { ok: true, values: serializeValues(lastValues) };
     } catch (error) {
       const cancelled = controller.signal.aborted;
       const failure = cancelled
         ? new AgentError('RUN_CANCELLED', 'run cancelled', { status: 409, userMessage: 'The run was cancelled.' })
-        : toAgentError(error);
+        : toAgentError(error, recursionLimit);
       this.options.logger.warn({ runId: run.run_id, threadId: run.thread_id, err: describeError(error) }, cancelled ? 'run cancelled' : 'run failed');
       sink?.push({ event: 'error', data: { error: failure.code, message: failure.userMessage } });
       await this.store
@@ -251,18 +287,14 @@ class EmbeddedRuntime implements AgentRuntime {
     return match;
   }
 
-  private agentFor(model: ModelConfig): Agent {
-    let agent = this.agents.get(model.name);
-    if (!agent) {
-      agent = createReactAgent({
-        llm: createChatModel(model),
-        tools: [],
-        prompt: (state: { messages: BaseMessage[] }) => [new SystemMessage(buildSystemPrompt(this.soul, new Date())), ...state.messages],
-        checkpointer: this.checkpointer,
-      });
-      this.agents.set(model.name, agent);
-    }
-    return agent;
+  /**
+   * Shell access follows the caller's trust: gateway callers are operators; the manager marks
+   * chat senders with `context.trusted_sender` (allow-listed or bound to a server account).
+   */
+  private accessFor(request: RunRequest): TurnAccess {
+    const policy = this.options.bashAccess ?? 'trusted';
+    const bash = policy === 'everyone' || (policy === 'trusted' && request.context?.trusted_sender !== false);
+    return { bash, clarification: request.context?.disable_clarification !== true };
   }
 
   private toThreadInfo(
@@ -291,9 +323,22 @@ function serializeUpdates(chunk: unknown): Record<string, unknown> {
   return Object.fromEntries(Object.entries(chunk).map(([node, update]) => [node, serializeValues(update)]));
 }
 
+/** The storage user of a run: sandbox folders and memory are keyed by it (reference §4.5). */
+function runUserId(request: RunRequest): string {
+  const fromRequest = request.context?.user_id ?? request.config?.configurable?.user_id;
+  return typeof fromRequest === 'string' && fromRequest !== '' ? fromRequest : DEFAULT_USER_ID;
+}
+
 /** Model and graph failures, described without the endpoint's text (it may echo keys or prompts). */
-function toAgentError(error: unknown): AppError {
+function toAgentError(error: unknown, recursionLimit: number): AppError {
   if (error instanceof AppError) return error;
+  if (error instanceof GraphRecursionError) {
+    return new AgentError('RECURSION_LIMIT', `run stopped at the recursion limit (${recursionLimit})`, {
+      status: 500,
+      userMessage: `I stopped after ${recursionLimit} steps without finishing this task. Tell me to continue, or break the task into smaller steps.`,
+      cause: error,
+    });
+  }
   const status = (error as { status?: unknown }).status;
   const name = error instanceof Error ? error.name : 'Error';
   const detail = typeof status === 'number' ? `${name} (HTTP ${status})` : name;

@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
 export interface FakeToolCall {
   name: string;
   args: Record<string, unknown>;
+  /** Sent verbatim instead of `args`, e.g. broken JSON, as a misbehaving model would. */
+  rawArguments?: string;
 }
 
 /** One scripted model answer. Every field is optional; `{}` answers with empty text. */
@@ -235,7 +237,7 @@ export class FakeOpenAI {
       // so a repeated id makes the next turn on the same thread loop (sdk-recipes §7).
       id: `call_${++this.toolCallCount}_${randomBytes(3).toString('hex')}`,
       type: 'function' as const,
-      function: { name: call.name, arguments: JSON.stringify(call.args) },
+      function: { name: call.name, arguments: call.rawArguments ?? JSON.stringify(call.args) },
     }));
     const promptText = request.messages.map(messageText).join('\n');
     const usage = reply.usage ?? {

@@ -28,6 +28,35 @@ describe('extractFinalText', () => {
     expect(extractFinalText(values)).toBe('');
   });
 
+  it('answers with the question when the turn ended in ask_clarification', () => {
+    const values = {
+      messages: [
+        { type: 'human', content: 'deploy it' },
+        { type: 'ai', content: 'Let me check first.', tool_calls: [{ name: 'ask_clarification' }] },
+        { type: 'tool', name: 'ask_clarification', content: 'Which environment: staging or production?' },
+      ],
+    };
+    expect(extractFinalText(values)).toBe('Which environment: staging or production?');
+  });
+
+  it('shows every visible step of a goal loop, oldest first, and nothing of the hidden prompts', () => {
+    const values = {
+      messages: [
+        { type: 'human', content: 'old question' },
+        { type: 'ai', content: 'old answer' },
+        { type: 'human', content: 'reach the goal' },
+        { type: 'ai', content: 'Step one done.' },
+        { type: 'human', content: 'Keep working toward the goal', additional_kwargs: { hide_from_ui: true } },
+        { type: 'ai', content: '', tool_calls: [{ name: 'bash' }] },
+        { type: 'tool', content: 'tool output' },
+        { type: 'ai', content: 'Step two done.' },
+        { type: 'human', content: 'Keep working', additional_kwargs: { hide_from_ui: true } },
+        { type: 'ai', content: '' },
+      ],
+    };
+    expect(extractFinalText(values)).toBe('Step one done.\n\nStep two done.');
+  });
+
   it('skips hidden human messages when looking for the turn boundary', () => {
     const values = {
       messages: [

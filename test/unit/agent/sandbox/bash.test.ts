@@ -32,6 +32,10 @@ const baseEnv = {
   REDIS_URL: 'redis://cache:6379',
   QUEUE_URL: 'amqp://guest:leak8@mq:5672',
   DOCS_URL: 'https://example.com/docs',
+  GH_PAT: 'leak9',
+  NPM_AUTH: 'leak10',
+  SMTP_PASS: 'leak11',
+  PASSENGER_COUNT: '3',
   UNSET: undefined,
 };
 
@@ -86,6 +90,7 @@ describe('scrubEnvironment', () => {
       PATH: process.env.PATH,
       LANG: 'C.UTF-8',
       DOCS_URL: 'https://example.com/docs',
+      PASSENGER_COUNT: '3',
     });
   });
 

@@ -1,0 +1,133 @@
+import type { BaseMessage } from '@langchain/core/messages';
+import { SystemMessage } from '@langchain/core/messages';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { createClarificationTool } from './clarification.js';
+import type { ModelConfig } from './config.js';
+import { createChatModel } from './models.js';
+import { buildSystemPrompt, type UploadedFileInfo } from './prompt.js';
+
+export type LeadGraph = ReturnType<typeof createReactAgent>;
+
+/** What one run may do; decided by the caller's trust, before the run starts. */
+export interface TurnAccess {
+  /** Shell commands on the host (`bash`); the file tools stay confined to the thread's folders. */
+  bash: boolean;
+  /** `ask_clarification`; off for non-interactive channels (GitHub), where nobody answers. */
+  clarification: boolean;
+}
+
+/** The prompt sections of one run, loaded once when it starts and reused by every model call. */
+export interface TurnContext {
+  access: TurnAccess;
+  /** `<available_skills>` block; '' when none are enabled. */
+  skills: string;
+  /** `<active_skill>` block when the run's message was `/<skill> task`; '' otherwise. */
+  activeSkill: string;
+  /** `<memory>` block of the run's user; '' when empty or disabled. */
+  memory: string;
+}
+
+/** Where prompt sections come from; each is optional so the agent runs with any subset. */
+export interface PromptSources {
+  skills?(): Promise<string>;
+  activeSkill?(messageText: string): Promise<string>;
+  memory?(userId: string): Promise<string>;
+}
+
+export interface LeadAgentOptions {
+  soul: string;
+  checkpointer: BaseCheckpointSaver;
+  /** The sandbox tools (`bash` among them); empty when the server runs without a sandbox. */
+  sandboxTools: readonly StructuredToolInterface[];
+  sources: PromptSources;
+  now?: () => Date;
+}
+
+/** Where the run's `TurnContext` rides in `configurable`; an object, so never copied to metadata. */
+const TURN_KEY = 'deerflow_turn';
+
+/**
+ * The default agent: a ReAct loop over the sandbox tools and `ask_clarification`, with a system
+ * prompt rebuilt for every model call from the persona, the run's `TurnContext` and the uploads
+ * of the message being answered. Graphs are compiled once per model and access level.
+ */
+export class LeadAgent {
+  private readonly graphs = new Map<string, LeadGraph>();
+  private readonly now: () => Date;
+
+  constructor(private readonly options: LeadAgentOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  graph(model: ModelConfig, access: TurnAccess): LeadGraph {
+    const key = `${model.name}\u0000${access.bash}\u0000${access.clarification}`;
+    let graph = this.graphs.get(key);
+    if (!graph) {
+      graph = createReactAgent({
+        llm: createChatModel(model),
+        tools: this.toolsFor(access),
+        prompt: (state: { messages: BaseMessage[] }, config: RunnableConfig) => [
+          new SystemMessage(this.systemPrompt(state.messages, config)),
+          ...state.messages,
+        ],
+        checkpointer: this.options.checkpointer,
+      });
+      this.graphs.set(key, graph);
+    }
+    return graph;
+  }
+
+  /** Loads the prompt sections for a run answering `messageText` for `userId`. */
+  async prepareTurn(input: { userId: string; messageText: string; access: TurnAccess }): Promise<TurnContext> {
+    const { sources } = this.options;
+    const [skills, activeSkill, memory] = await Promise.all([
+      sources.skills?.() ?? '',
+      sources.activeSkill?.(input.messageText) ?? '',
+      sources.memory?.(input.userId) ?? '',
+    ]);
+    return { access: input.access, skills, activeSkill, memory };
+  }
+
+  /** `configurable` entries that carry the turn into the graph's prompt. */
+  static configurableFor(turn: TurnContext): Record<string, unknown> {
+    return { [TURN_KEY]: turn };
+  }
+
+  private toolsFor(access: TurnAccess): StructuredToolInterface[] {
+    const tools = this.options.sandboxTools.filter((tool) => access.bash || tool.name !== 'bash');
+    return access.clarification ? [...tools, createClarificationTool()] : tools;
+  }
+
+  private systemPrompt(messages: BaseMessage[], config: RunnableConfig): string {
+    const turn = config.configurable?.[TURN_KEY] as TurnContext | undefined;
+    const access = turn?.access ?? { bash: false, clarification: false };
+    const toolNames = this.options.sandboxTools.map((tool) => tool.name).filter((name) => access.bash || name !== 'bash');
+    return buildSystemPrompt({
+      soul: this.options.soul,
+      now: this.now(),
+      tools: toolNames,
+      skills: turn?.skills ?? '',
+      activeSkill: turn?.activeSkill ?? '',
+      memory: turn?.memory ?? '',
+      uploads: currentUploads(messages),
+      canAskClarification: access.clarification,
+    });
+  }
+}
+
+/**
+ * Files attached to the message being answered (the last human message the user wrote): shown
+ * for that turn only, like DeerFlow's `<current_uploads>`.
+ */
+function currentUploads(messages: BaseMessage[]): UploadedFileInfo[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as BaseMessage;
+    if (message.getType() !== 'human' || message.additional_kwargs?.hide_from_ui === true) continue;
+    const files = message.additional_kwargs?.files;
+    return Array.isArray(files) ? (files as UploadedFileInfo[]) : [];
+  }
+  return [];
+}
