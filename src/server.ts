@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createContextResolver, createSandboxTools } from './agent/sandbox/tools.js';
+import { createAgentServices } from './agent/services.js';
 import { InProcessBus } from './bus/in-process.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
@@ -34,6 +34,8 @@ export interface RunningServer {
 }
 
 const DEFAULT_AGENTS_DIR = fileURLToPath(new URL('../agents', import.meta.url));
+/** How long shutdown waits for pending memory updates (one model call each). */
+const MEMORY_FLUSH_TIMEOUT_MS = 10_000;
 const DEFAULT_SKILLS_DIR = fileURLToPath(new URL('../skills', import.meta.url));
 
 /**
@@ -45,18 +47,26 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const dataDir = resolve(config.data_dir);
   const skillsDir = config.skills.dir === undefined ? DEFAULT_SKILLS_DIR : resolve(config.skills.dir);
   const database = await openDatabase({ url: config.database.url, dataDir });
+  const agent = await createAgentServices({
+    config,
+    db: database.db,
+    dataDir,
+    skillsDir,
+    environment: options.environment ?? {},
+    logger,
+  });
   const runtime = await createEmbeddedRuntime({
     db: database.db,
     models: config.models,
     agentsDir: options.agentsDir ?? DEFAULT_AGENTS_DIR,
     logger: logger.child({ component: 'runtime' }),
     isSoleProcess: database.kind === 'pglite',
-    sandboxTools: createSandboxTools({
-      resolveContext: createContextResolver({ dataDir, skillsDir }),
-      config: config.sandbox,
-      baseEnv: options.environment ?? {},
-    }),
+    sandboxTools: agent.sandboxTools,
     bashAccess: config.sandbox.bash_access,
+    promptSources: agent.promptSources,
+    memoryStore: agent.memoryStore,
+    goals: agent.goals,
+    afterRun: agent.afterRun,
   });
   const bus = new InProcessBus({
     maxQueued: config.channels.inbound_queue_maxsize,
@@ -70,10 +80,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     dedupe: new SqlDedupeStore(database.db),
     channel: (name) => adapters.get(name),
     logger: logger.child({ component: 'manager' }),
+    sandboxPaths: agent.sandboxPaths,
+    resolveSkill: agent.resolveSkill,
   });
   for (const adapter of createEnabledChannels(options, { intake: bus, commands: manager.commandInfo(), logger, now: Date.now })) {
     adapters.set(adapter.name, adapter);
   }
+  warnAboutShellAccess(config, logger);
   bus.start((message, signal) => manager.handle(message, signal));
   const channelStatus = await startChannels([...adapters.values()], logger);
 
@@ -81,6 +94,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     runtime,
     health: () => reportHealth(database, runtime, [...adapters.values()].map((a) => [a.name, channelStatus(a)])),
     logger: logger.child({ component: 'gateway' }),
+    skills: agent.skills,
     channelRoutes: [...adapters.values()].flatMap((a) => (a.routes ? [{ name: a.name, routes: a.routes }] : [])),
   });
   const url = await app.listen({ host: config.server.host, port: config.server.port });
@@ -94,12 +108,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
       await runtime.close();
+      // The last conversations' memory updates run now rather than being lost with the process.
+      await agent.close(MEMORY_FLUSH_TIMEOUT_MS);
       await app.close();
       await database.close();
     })();
     return stopping;
   };
   return { url, stop };
+}
+
+/** bash runs as this server's OS user: say who can reach it. */
+function warnAboutShellAccess(config: Config, logger: Logger): void {
+  if (config.sandbox.bash_access === 'everyone') {
+    logger.warn('sandbox.bash_access is "everyone": anyone who can message the bot can run shell commands on this host');
+  } else if (config.sandbox.bash_access === 'trusted') {
+    logger.info('shell commands are limited to gateway callers and chat users in allowed_users (sandbox.bash_access: trusted)');
+  }
 }
 
 /** One adapter per platform whose `channels.<name>` block asks for it. */

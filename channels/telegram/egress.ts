@@ -11,7 +11,12 @@ import { TELEGRAM_LIMITS } from './limits.js';
 /** Attempts per final message while Telegram answers 429 (each waits out `retry_after`). */
 const FINAL_ATTEMPTS = 5;
 
-function toChatId(chatId: string): number {
+/**
+ * A chat id core carried back, as Telegram's integer.
+ *
+ * @throws ChannelError `CHANNEL_REJECTED` when `chatId` is not a Telegram chat id.
+ */
+export function toTelegramChatId(chatId: string): number {
   try {
     return parseTelegramId(chatId);
   } catch (error) {
@@ -73,7 +78,7 @@ export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgr
   const { api, gate, logger, now } = options;
   return {
     reply(target: ReplyTarget): Reply {
-      const chatId = toChatId(target.chatId);
+      const chatId = toTelegramChatId(target.chatId);
       const primitives: EditPrimitives = {
         send: (text, replyToMessageId) => sendTelegramText(api, chatId, text, replyToMessageId),
         edit: (messageId, text) => editTelegramText(api, chatId, messageId, text),

@@ -5,6 +5,7 @@ import type { ChannelAdapter, ChannelCapabilities, ChannelDefinition, ChannelDep
 import { ConfigError } from '../../src/errors.js';
 import { type TelegramConfig, telegramConfigSchema } from './config.js';
 import { createTelegramEgress } from './egress.js';
+import { createTelegramFiles } from './files.js';
 import { TelegramIngress } from './ingress.js';
 import { TELEGRAM_LIMITS } from './limits.js';
 
@@ -25,7 +26,7 @@ export const TELEGRAM_CAPABILITIES: ChannelCapabilities = {
 const SDK_RETRY_ATTEMPTS = 3;
 
 /**
- * The Telegram adapter: grammY long polling in, edited messages out.
+ * The Telegram adapter: grammY long polling in, edited messages out, photos and documents both ways.
  *
  * @throws ConfigError when `bot_token` is missing.
  */
@@ -51,6 +52,7 @@ export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps)
     displayName: 'Telegram',
     capabilities: TELEGRAM_CAPABILITIES,
     egress: createTelegramEgress({ api: bot.api, gate, logger, now: deps.now }),
+    files: createTelegramFiles({ api: bot.api, token: config.bot_token, apiRoot: config.api_root, gate, logger }),
     start: () => ingress.start(),
     stop: () => ingress.stop(),
     status: () => ingress.status(),

@@ -8,6 +8,7 @@ import { normalizeCommand, parseStartCommand } from './commands.js';
 import { sendTelegramText } from './egress.js';
 import { toChannelError, notRunningReason } from './errors.js';
 import { isPrivateChatType, topicIdFor } from './ids.js';
+import { telegramInboundFiles } from './inbound-files.js';
 
 /** Everything this adapter says to users by itself (reference §5.3, §6.2). */
 export const TELEGRAM_REPLIES = {
@@ -17,7 +18,7 @@ export const TELEGRAM_REPLIES = {
 
 /** What to do with one incoming message. */
 export type MessageDecision =
-  | { action: 'ignore'; reason: 'no-sender' | 'bot-sender' | 'no-text' | 'other-bot' | 'not-allowed' }
+  | { action: 'ignore'; reason: 'no-sender' | 'bot-sender' | 'empty' | 'other-bot' | 'not-allowed' }
   | { action: 'welcome' }
   | { action: 'forward'; message: Omit<InboundMessage, 'replyTo' | 'receivedAt'> };
 
@@ -29,16 +30,19 @@ export interface DecideContext {
 }
 
 /**
- * Normalizes a Telegram message (pure). Ignores bots (ourselves included), messages with neither
- * text nor caption, commands addressed to another bot, and senders outside `allowedUsers`;
- * `/start` becomes a welcome; the rest is forwarded as chat or command.
+ * Normalizes a Telegram message (pure). Text is `text`, else `caption`, else `''`; a photo or
+ * document becomes `files` (see `telegramInboundFiles`), so a file without a caption is still
+ * chat. Ignores bots (ourselves included), messages with neither text nor files, commands
+ * addressed to another bot, and senders outside `allowedUsers`; `/start` becomes a welcome; the
+ * rest is forwarded as chat or command.
  */
 export function decideMessage(message: Message, context: DecideContext): MessageDecision {
   const from = message.from;
   if (from === undefined) return { action: 'ignore', reason: 'no-sender' };
   if (from.is_bot) return { action: 'ignore', reason: 'bot-sender' };
-  const raw = message.text ?? message.caption;
-  if (raw === undefined || raw.length === 0) return { action: 'ignore', reason: 'no-text' };
+  const raw = message.text ?? message.caption ?? '';
+  const files = telegramInboundFiles(message);
+  if (raw.length === 0 && files.length === 0) return { action: 'ignore', reason: 'empty' };
   const text = normalizeCommand(raw, context.botUsername);
   if (text === undefined) return { action: 'ignore', reason: 'other-bot' };
   // TODO(#4): `/start <code>` binds this chat identity to a server user here, before the allow-list.
@@ -57,12 +61,14 @@ export function decideMessage(message: Message, context: DecideContext): Message
         replyToMessageId: message.reply_to_message?.message_id,
       }),
       userId: String(from.id),
+      senderIsAllowlisted: context.allowedUsers.size > 0,
       // Reference §1.5: Telegram dedupes within the chat.
       workspaceId: chatId,
       messageId: String(message.message_id),
       text,
       kind: classifyText(text, context.commandNames),
       isPrivateChat: isPrivateChatType(message.chat.type),
+      ...(files.length === 0 ? {} : { files }),
     },
   };
 }

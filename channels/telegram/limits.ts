@@ -14,4 +14,6 @@ export const TELEGRAM_LIMITS = {
   maxDownloadBytes: 20_000_000,
   /** Documents and other media: "up to 50 MB". https://core.telegram.org/bots/api#senddocument */
   maxUploadBytes: 50_000_000,
+  /** `sendPhoto`: "The photo must be at most 10 MB in size"; bigger images go as documents. https://core.telegram.org/bots/api#sendphoto */
+  maxPhotoBytes: 10_000_000,
 } as const;

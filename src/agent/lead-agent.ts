@@ -4,6 +4,8 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { describeError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { createClarificationTool } from './clarification.js';
 import type { ModelConfig } from './config.js';
 import { createChatModel } from './models.js';
@@ -43,6 +45,7 @@ export interface LeadAgentOptions {
   /** The sandbox tools (`bash` among them); empty when the server runs without a sandbox. */
   sandboxTools: readonly StructuredToolInterface[];
   sources: PromptSources;
+  logger: Logger;
   now?: () => Date;
 }
 
@@ -84,11 +87,21 @@ export class LeadAgent {
   async prepareTurn(input: { userId: string; messageText: string; access: TurnAccess }): Promise<TurnContext> {
     const { sources } = this.options;
     const [skills, activeSkill, memory] = await Promise.all([
-      sources.skills?.() ?? '',
-      sources.activeSkill?.(input.messageText) ?? '',
-      sources.memory?.(input.userId) ?? '',
+      this.section('skills', () => sources.skills?.()),
+      this.section('active skill', () => sources.activeSkill?.(input.messageText)),
+      this.section('memory', () => sources.memory?.(input.userId)),
     ]);
     return { access: input.access, skills, activeSkill, memory };
+  }
+
+  /** A prompt section, or '' when its source fails: a chat answer without memory beats no answer. */
+  private async section(name: string, load: () => Promise<string> | undefined): Promise<string> {
+    try {
+      return (await load()) ?? '';
+    } catch (error) {
+      this.options.logger.warn({ section: name, err: describeError(error) }, 'prompt section unavailable; the run goes on without it');
+      return '';
+    }
   }
 
   /** `configurable` entries that carry the turn into the graph's prompt. */

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { modelsConfigSchema } from '../agent/config.js';
+import { goalsConfigSchema } from '../agent/goals/config.js';
+import { memoryConfigSchema } from '../agent/memory/config.js';
 import { sandboxConfigSchema } from '../agent/sandbox/config.js';
 import { intakeConfigShape } from '../bus/config.js';
 import type { ChannelDefinition } from '../channel/types.js';
@@ -36,6 +38,8 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
       .prefault({}),
     models: modelsConfigSchema,
     sandbox: sandboxConfigSchema,
+    memory: memoryConfigSchema,
+    goals: goalsConfigSchema,
     skills: z
       .strictObject({
         dir: z
@@ -52,7 +56,20 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
         require_bound_identity: z.boolean().default(true),
       })
       .prefault({}),
-  });
+  })
+    .superRefine((config, context) => {
+      // Settings that name a model must name one that exists, or the first run would fail instead of start-up.
+      const names = new Set(config.models.map((model) => model.name));
+      const references = [
+        [['memory', 'model_name'], config.memory.model_name],
+        [['goals', 'evaluator_model'], config.goals.evaluator_model],
+      ] as const;
+      for (const [path, name] of references) {
+        if (name !== undefined && !names.has(name)) {
+          context.addIssue({ code: 'custom', path: [...path], message: `no model named "${name}" under models:` });
+        }
+      }
+    });
 }
 
 export type Config = z.infer<ReturnType<typeof buildConfigSchema>>;

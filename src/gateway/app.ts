@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { handleError, handleNotFound } from './error-handler.js';
+import { goalRoutes } from './routes/goals.js';
 import { healthRoutes } from './routes/health.js';
 import { langGraphRoutes } from './routes/langgraph/index.js';
+import { memoryRoutes } from './routes/memory.js';
 import { modelRoutes } from './routes/models.js';
+import { skillRoutes } from './routes/skills.js';
 import { webhookRoutes } from './routes/webhooks/index.js';
 import type { GatewayDeps } from './types.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './validation.js';
@@ -16,7 +19,8 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024;
 /**
  * Builds the HTTP gateway; it never listens (`src/main.ts` does) and closes none of `deps`.
  *
- * Routes: `GET /health`, `GET /api/models`, the LangGraph API subset under `/api/threads`, and
+ * Routes: `GET /health`, `GET /api/models`, the LangGraph API subset under `/api/threads`, a
+ * thread's goal (`/api/threads/:id/goal`), `/api/memory`, `/api/skills` (when given), and
  * each channel's webhooks under `/api/webhooks/<name>`. Every request gets a UUID request id,
  * echoed as `x-request-id` and logged as `reqId`. Errors answer `{code, message}` as
  * `error-handler.ts` describes.
@@ -42,6 +46,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { health: deps.health });
   await app.register(modelRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(langGraphRoutes, { prefix: '/api', runtime: deps.runtime });
+  await app.register(goalRoutes, { prefix: '/api', runtime: deps.runtime });
+  await app.register(memoryRoutes, { prefix: '/api', runtime: deps.runtime });
+  if (deps.skills) await app.register(skillRoutes, { prefix: '/api', skills: deps.skills });
   await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: deps.channelRoutes ?? [] });
   // pino's Logger and Fastify's FastifyBaseLogger differ only in generics; callers need neither.
   return app as unknown as FastifyInstance;

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { SkillRegistry } from '../agent/skills/index.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
 
@@ -27,4 +28,6 @@ export interface GatewayDeps {
   /** Fastify logs through it (request ids included as `reqId`). */
   logger: Logger;
   channelRoutes?: ChannelRoutes[];
+  /** Serves `/api/skills` when given. */
+  skills?: SkillRegistry;
 }

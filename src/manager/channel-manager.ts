@@ -1,5 +1,18 @@
-import type { ChannelCapabilities, ChannelEgress, CommandInfo, InboundMessage, Reply, ReplyTarget } from '../channel/types.js';
-import { AppError, describeError } from '../errors.js';
+import { createdFilesText, presentedFiles, resolveOutputFiles } from '../agent/sandbox/artifacts.js';
+import type { SandboxPaths } from '../agent/sandbox/paths.js';
+import { saveUploads, type UploadedFile } from '../agent/sandbox/uploads.js';
+import type { SlashSkillResolution } from '../agent/skills/slash.js';
+import type {
+  ChannelCapabilities,
+  ChannelEgress,
+  ChannelFiles,
+  CommandInfo,
+  InboundMessage,
+  OutboundFile,
+  Reply,
+  ReplyTarget,
+} from '../channel/types.js';
+import { AppError, ChannelError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
@@ -14,6 +27,9 @@ import { safeUserId } from './user-id.js';
 export interface ChannelHandle {
   egress: ChannelEgress;
   capabilities: ChannelCapabilities;
+  /** How users name the platform, for texts like `[Telegram attachment unavailable: …]`. */
+  displayName?: string;
+  files?: ChannelFiles;
 }
 
 export interface ChannelManagerDeps {
@@ -25,11 +41,22 @@ export interface ChannelManagerDeps {
   logger: Logger;
   now?: () => number;
   commands?: readonly Command[];
+  /** The sandbox folders of a user's thread: uploads land there, presented files come from there. */
+  sandboxPaths?: (userId: string, threadId: string) => SandboxPaths;
+  /** Resolves `/<skill> task` messages; absent = no skills, such messages are plain chat. */
+  resolveSkill?: (text: string) => Promise<SlashSkillResolution>;
 }
 
 /** How one chat turn ended, for deciding whether a redelivery may retry. */
 interface TurnOutcome {
   failed: boolean;
+}
+
+/** What a run produced: the answer text ('' when none), its final state, and whether it failed. */
+interface RunResult {
+  failed: boolean;
+  text: string;
+  values?: unknown;
 }
 
 /**
@@ -69,8 +96,8 @@ export class ChannelManager {
       reply = channel.egress.reply(replyTargetOf(message));
       const outcome =
         message.kind === 'command'
-          ? await this.handleCommand(message, reply, channel.capabilities, signal)
-          : await this.handleChat(message, message.text, reply, channel.capabilities, signal);
+          ? await this.handleCommand(message, reply, channel, signal)
+          : await this.handleSlashSkillOrChat(message, reply, channel, signal);
       if (outcome.failed && key) await this.release(key, log);
     } catch (error) {
       log.error({ err: describeError(error) }, 'handling failed');
@@ -81,12 +108,7 @@ export class ChannelManager {
     }
   }
 
-  private async handleCommand(
-    message: InboundMessage,
-    reply: Reply,
-    capabilities: ChannelCapabilities,
-    signal: AbortSignal,
-  ): Promise<TurnOutcome> {
+  private async handleCommand(message: InboundMessage, reply: Reply, channel: ChannelHandle, signal: AbortSignal): Promise<TurnOutcome> {
     const parsed = parseCommand(message.text);
     const command = parsed.isWellFormed ? this.commands.find((c) => c.name === parsed.name) : undefined;
     if (!command) {
@@ -97,6 +119,7 @@ export class ChannelManager {
     const result = await command.run({
       message,
       args: parsed.args,
+      userId: storageUserId(message),
       threads: this.deps.threads,
       runtime: this.deps.runtime,
       commands: this.commands,
@@ -105,29 +128,66 @@ export class ChannelManager {
       await reply.finish(result.reply);
       return { failed: false };
     }
-    return this.handleChat(message, result.runAsChat.text, reply, capabilities, signal, result.runAsChat.context);
+    return this.handleChat(message, result.runAsChat.text, reply, channel, signal, result.runAsChat.context);
+  }
+
+  /**
+   * Reference §5.2, last row: `/<name> task` runs with that skill when it is installed and
+   * enabled; a disabled or unknown name is answered without running the agent.
+   */
+  private async handleSlashSkillOrChat(message: InboundMessage, reply: Reply, channel: ChannelHandle, signal: AbortSignal): Promise<TurnOutcome> {
+    const resolveSkill = this.deps.resolveSkill;
+    if (resolveSkill) {
+      let resolution: SlashSkillResolution;
+      try {
+        resolution = await resolveSkill(message.text);
+      } catch (error) {
+        this.deps.logger.warn({ err: describeError(error) }, 'slash skill could not be resolved');
+        await reply.finish(MESSAGES.skillResolveFailed);
+        return { failed: false };
+      }
+      if (resolution.kind === 'unknown') {
+        await reply.finish(MESSAGES.unknownCommand(resolution.name, this.commands.map((c) => c.name).sort()));
+        return { failed: false };
+      }
+      if (resolution.kind === 'disabled') {
+        await reply.finish(MESSAGES.skillDisabled(resolution.name));
+        return { failed: false };
+      }
+    }
+    return this.handleChat(message, message.text, reply, channel, signal);
   }
 
   private async handleChat(
     message: InboundMessage,
     text: string,
     reply: Reply,
-    capabilities: ChannelCapabilities,
+    channel: ChannelHandle,
     signal: AbortSignal,
     extraContext: Record<string, unknown> = {},
   ): Promise<TurnOutcome> {
-    if (text.trim() === '') {
+    const files = message.files ?? [];
+    if (text.trim() === '' && files.length === 0) {
       await reply.finish(MESSAGES.emptyMessage);
       return { failed: false };
     }
+    const userId = storageUserId(message);
     const threadId = await this.deps.threads.resolve(message);
-    const request = this.runRequest(message, threadId, text, extraContext);
+    const received = await this.receiveFiles(message, channel, userId, threadId, signal);
+    const request = this.runRequest(message, threadId, [text, ...received.notes].filter((line) => line !== '').join('\n'), extraContext);
+    if (received.uploads.length > 0) {
+      const input = request.input?.messages[0];
+      if (input) input.additional_kwargs = { files: received.uploads, ...(received.notes.length > 0 ? { original_user_content: text } : {}) };
+    }
+    let result: RunResult;
     try {
-      switch (capabilities.runMode) {
+      switch (channel.capabilities.runMode) {
         case 'stream':
-          return await this.streamTurn(threadId, request, reply, signal);
+          result = await this.streamTurn(threadId, request, reply, signal);
+          break;
         case 'wait':
-          return await this.waitTurn(threadId, request, reply, signal);
+          result = await this.waitTurn(threadId, request, signal);
+          break;
         case 'fire_and_forget':
           await this.deps.runtime.createRun(threadId, request);
           return { failed: false };
@@ -139,10 +199,15 @@ export class ChannelManager {
       }
       throw error;
     }
+    const outputs = result.failed ? { files: [], names: [] } : await this.presentedOutputs(result.values, userId, threadId);
+    const filesLine = createdFilesText(outputs.names);
+    await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply);
+    await this.sendFiles(message, channel, outputs.files);
+    return { failed: result.failed };
   }
 
-  /** Reference §4.7 A: partials as the model writes, exactly one final, even on error. */
-  private async streamTurn(threadId: string, request: RunRequest, reply: Reply, signal: AbortSignal): Promise<TurnOutcome> {
+  /** Reference §4.7 A: partials as the model writes; the caller sends the one final. */
+  private async streamTurn(threadId: string, request: RunRequest, reply: Reply, signal: AbortSignal): Promise<RunResult> {
     const { events } = await this.deps.runtime.streamRun(
       threadId,
       { ...request, stream_mode: ['messages-tuple', 'values'] },
@@ -170,30 +235,81 @@ export class ChannelManager {
       failed = true;
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run stream broke');
     }
-    const finalText = !failed
-      ? extractFinalText(lastValues) || streamed.text || MESSAGES.emptyReply
-      : signal.aborted
-        ? streamed.text
-          ? MESSAGES.cutShort(streamed.text)
-          : MESSAGES.shuttingDown
-        : runError?.error === 'RECURSION_LIMIT' && runError.message
-          ? withNotice(streamed.text, runError.message)
-          : streamed.text || MESSAGES.streamError;
-    await reply.finish(finalText);
-    return { failed };
+    if (!failed) return { failed, text: extractFinalText(lastValues) || streamed.text, values: lastValues };
+    const text = signal.aborted
+      ? streamed.text
+        ? MESSAGES.cutShort(streamed.text)
+        : MESSAGES.shuttingDown
+      : runError?.error === 'RECURSION_LIMIT' && runError.message
+        ? withNotice(streamed.text, runError.message)
+        : streamed.text || MESSAGES.streamError;
+    return { failed, text };
   }
 
-  private async waitTurn(threadId: string, request: RunRequest, reply: Reply, signal: AbortSignal): Promise<TurnOutcome> {
+  private async waitTurn(threadId: string, request: RunRequest, signal: AbortSignal): Promise<RunResult> {
     try {
       const { values } = await this.deps.runtime.waitRun(threadId, request, { signal });
-      await reply.finish(extractFinalText(values) || MESSAGES.emptyReply);
-      return { failed: false };
+      return { failed: false, text: extractFinalText(values), values };
     } catch (error) {
       if (isRefusal(error)) throw error;
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run failed');
       const notice = error instanceof AppError && error.code === 'RECURSION_LIMIT' ? error.userMessage : undefined;
-      await reply.finish(signal.aborted ? MESSAGES.shuttingDown : (notice ?? MESSAGES.streamError));
-      return { failed: true };
+      return { failed: true, text: signal.aborted ? MESSAGES.shuttingDown : (notice ?? MESSAGES.streamError) };
+    }
+  }
+
+  /**
+   * Reference §4.9: downloads the message's files through the platform and saves them in the
+   * thread's uploads. A file that cannot be fetched becomes a note the agent reads instead.
+   */
+  private async receiveFiles(
+    message: InboundMessage,
+    channel: ChannelHandle,
+    userId: string,
+    threadId: string,
+    signal: AbortSignal,
+  ): Promise<{ uploads: UploadedFile[]; notes: string[] }> {
+    const files = message.files ?? [];
+    if (files.length === 0) return { uploads: [], notes: [] };
+    const platform = channel.displayName ?? message.channel;
+    const notes: string[] = [];
+    const fetched: { name: string; bytes: Uint8Array; isImage: boolean }[] = [];
+    for (const file of files) {
+      try {
+        if (!channel.files || !this.deps.sandboxPaths) throw new ChannelError(message.channel, 'FILE_UNAVAILABLE', 'files not supported here');
+        fetched.push({ name: file.name, bytes: await channel.files.download(file, signal), isImage: file.isImage });
+      } catch (error) {
+        const reason = error instanceof AppError && error.userMessage ? error.userMessage : 'download failed';
+        this.deps.logger.warn({ threadId, err: describeError(error) }, 'inbound file not received');
+        notes.push(MESSAGES.attachmentUnavailable(platform, file.name, reason));
+      }
+    }
+    if (fetched.length === 0 || !this.deps.sandboxPaths) return { uploads: [], notes };
+    try {
+      return { uploads: await saveUploads(this.deps.sandboxPaths(userId, threadId), fetched), notes };
+    } catch (error) {
+      this.deps.logger.error({ threadId, err: describeError(error) }, 'inbound files could not be saved');
+      return { uploads: [], notes: [...notes, ...fetched.map((file) => MESSAGES.attachmentUnavailable(platform, file.name, 'could not be saved'))] };
+    }
+  }
+
+  /** Reference §4.8: the files the agent presented this turn, and every name for the text line. */
+  private async presentedOutputs(values: unknown, userId: string, threadId: string): Promise<{ files: OutboundFile[]; names: string[] }> {
+    const presented = presentedFiles(values);
+    if (presented.length === 0 || !this.deps.sandboxPaths) return { files: [], names: [] };
+    const { files, unresolved } = await resolveOutputFiles(this.deps.sandboxPaths(userId, threadId), presented);
+    if (unresolved.length > 0) this.deps.logger.warn({ threadId, count: unresolved.length }, 'presented files skipped: not regular files under outputs');
+    return { files, names: [...unresolved.map((path) => path.split('/').at(-1) ?? path), ...files.map((file) => file.name)] };
+  }
+
+  /** After the final text; one failing file never stops the others. */
+  private async sendFiles(message: InboundMessage, channel: ChannelHandle, files: readonly OutboundFile[]): Promise<void> {
+    if (files.length === 0 || !channel.files) return;
+    const target = replyTargetOf(message);
+    for (const file of files) {
+      await channel.files.send(target, file).catch((error: unknown) => {
+        this.deps.logger.warn({ chatId: message.chatId, size: file.size, err: describeError(error) }, 'file not delivered');
+      });
     }
   }
 
@@ -206,7 +322,7 @@ export class ChannelManager {
       context: {
         thread_id: threadId,
         channel_name: message.channel,
-        user_id: safeUserId(message.userId),
+        user_id: storageUserId(message),
         channel_user_id: message.userId,
         trusted_sender: message.senderIsAllowlisted === true,
         ...extraContext,
@@ -227,6 +343,14 @@ export class ChannelManager {
   private async release(key: DedupeKey, log: Logger): Promise<void> {
     await this.deps.dedupe.release(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not release dedupe key'));
   }
+}
+
+/**
+ * Whose sandbox and memory a message uses (reference §4.5): the sender's platform id made safe.
+ * Bound identities (their server account) take its place once accounts exist.
+ */
+function storageUserId(message: InboundMessage): string {
+  return safeUserId(message.userId);
 }
 
 /** The data of a run stream's `error` event. */

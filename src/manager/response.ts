@@ -69,11 +69,3 @@ export function extractFinalText(values: unknown): string {
   if (answer !== undefined) answers.unshift(answer);
   return answers.filter((text) => text.trim() !== '').join('\n\n');
 }
-
-/** True when the turn ended by asking the user a question (reference §4.7, "pending clarification"). */
-export function endsInClarification(values: unknown): boolean {
-  const messages = (values as { messages?: unknown } | undefined)?.messages;
-  if (!Array.isArray(messages) || messages.length === 0) return false;
-  const last = messages[messages.length - 1] as MessageDict;
-  return Boolean(last) && typeof last === 'object' && isClarification(last);
-}

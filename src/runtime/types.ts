@@ -1,3 +1,22 @@
+import type { GoalJson } from '../agent/goals/index.js';
+
+/** A thread's active goal, as `GET /api/threads/:id/goal` returns it. */
+export type GoalInfo = GoalJson;
+
+/** What the server remembers about one user, as `GET /api/memory` returns it. */
+export interface MemoryInfo {
+  user_id: string;
+  summaries: { work_context: string; personal_context: string; top_of_mind: string };
+  /** Newest first. */
+  facts: Array<{ id: string; content: string; category: string; confidence: number; source: string | null; created_at: string }>;
+}
+
+export interface SetGoalRequest {
+  objective: string;
+  /** Hidden continuations after one visible turn, 0..8 (default 8); more is refused with 422. */
+  max_continuations?: number;
+}
+
 /**
  * The agent as the manager and the gateway see it: the subset of the LangGraph Platform API that
  * `@langchain/langgraph-sdk` speaks, in its wire shapes (snake_case), so the embedded runtime, the
@@ -94,6 +113,19 @@ export interface AgentRuntime {
   /** Cancels an active run; with `wait`, resolves after it stopped. No-op for finished runs. */
   cancelRun(threadId: string, runId: string, options?: { wait?: boolean }): Promise<void>;
   models(): ModelInfo[];
+  /** The thread's active goal, or null. NotFoundError for an unknown thread. */
+  getGoal(threadId: string): Promise<GoalInfo | null>;
+  /**
+   * Sets (or replaces) the thread's goal; the next visible turn is judged against it. 422 for an
+   * empty objective, one over 4000 characters or more than 8 continuations; 409 when goals are off.
+   */
+  setGoal(threadId: string, request: SetGoalRequest): Promise<GoalInfo>;
+  /** Clears the thread's goal; true when there was one. */
+  clearGoal(threadId: string): Promise<boolean>;
+  /** The memory of a storage user (empty when nothing is known). */
+  getMemory(userId: string): Promise<MemoryInfo>;
+  /** Forgets everything about a user; resolves with the number of facts removed. */
+  clearMemory(userId: string): Promise<number>;
   /** Stops every active run and releases resources. */
   close(): Promise<void>;
 }

@@ -105,20 +105,34 @@ describe('chatting in Telegram', () => {
 
   it('answers /help, /models, /cmd@bot and unknown commands, and lists the commands in the menu', async () => {
     expect(telegram.commands).toEqual([
+      { command: 'goal', description: 'Set, show, or clear an active goal' },
       { command: 'new', description: 'Start a new conversation' },
       { command: 'status', description: 'Show current thread info' },
       { command: 'models', description: 'List available models' },
+      { command: 'memory', description: 'Show memory status' },
       { command: 'help', description: 'Show this help' },
     ]);
     const help = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/help' });
     expect((await telegram.waitFor(() => replyTo(chatId, help.message_id))).text).toBe(
-      'Available commands:\n/new — Start a new conversation\n/status — Show current thread info\n/models — List available models\n/help — Show this help',
+      [
+        'Available commands:',
+        '/goal [condition|clear] — Set, show, or clear an active goal',
+        '/new — Start a new conversation',
+        '/status — Show current thread info',
+        '/models — List available models',
+        '/memory [clear] — Show memory status',
+        '/<skill-name> <task> — Activate an enabled skill for one turn',
+        '/help — Show this help',
+      ].join('\n'),
     );
     const models = telegram.sendUserMessage({ chatId, chatType: 'private', text: `/models@${telegram.botInfo.username}` });
     expect((await telegram.waitFor(() => replyTo(chatId, models.message_id))).text).toBe('Available models:\n• default\n• fast');
-    // Unknown slash words are chat for the agent, as in the reference.
+    // A slash word that is neither a command nor an installed skill gets the unknown-command reply.
     const skill = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/deploy now' });
-    await finalReply(chatId, skill.message_id, 'Echo: /deploy now');
+    await finalReply(chatId, skill.message_id, 'Unknown command: /deploy. Available commands: /goal | /help | /memory | /models | /new | /status');
+    // Paths are not slash words: chat.
+    const path = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/etc/hosts has a typo' });
+    await finalReply(chatId, path.message_id, 'Echo: /etc/hosts has a typo');
   });
 
   it('splits a final answer past 4096 characters into follow-up messages', async () => {

@@ -5,6 +5,7 @@
  */
 export type { GoalAction, GoalEvaluation, GoalVerdict } from '../../db/schema/index.js';
 export { type GoalsConfig, goalsConfigSchema } from './config.js';
+export { type DriveGoalOptions, driveGoal } from './driver.js';
 export {
   type EvaluateGoalOptions,
   evaluateGoal,

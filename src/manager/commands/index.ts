@@ -1,4 +1,6 @@
+import { goalCommand } from './goal.js';
 import { helpCommand } from './help.js';
+import { memoryCommand } from './memory.js';
 import { modelsCommand } from './models.js';
 import { newCommand } from './new.js';
 import { statusCommand } from './status.js';
@@ -7,7 +9,7 @@ import type { Command } from './types.js';
 export type { Command, CommandContext, CommandResult } from './types.js';
 
 /** Every chat command, in the order `/help` lists them (reference §5.2). */
-export const builtinCommands: readonly Command[] = [newCommand, statusCommand, modelsCommand, helpCommand];
+export const builtinCommands: readonly Command[] = [goalCommand, newCommand, statusCommand, modelsCommand, memoryCommand, helpCommand];
 
 export interface ParsedCommand {
   /** Lowercased first token minus one leading `/`; undefined for a blank command. */

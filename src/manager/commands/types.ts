@@ -6,6 +6,8 @@ export interface CommandContext {
   message: InboundMessage;
   /** Text after the command word, trimmed. */
   args: string;
+  /** Whose memory and files the command reads: the storage user id of the sender. */
+  userId: string;
   threads: ThreadResolver;
   runtime: AgentRuntime;
   /** Every registered command, for `/help`. */

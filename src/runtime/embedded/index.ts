@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { GraphRecursionError } from '@langchain/langgraph';
 import type { ModelConfig } from '../../agent/config.js';
+import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
+import { MemoryStore } from '../../agent/memory/index.js';
+import { createChatModel } from '../../agent/models.js';
 import { LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
 import { loadAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
@@ -13,12 +17,15 @@ import type { Logger } from '../../logger.js';
 import {
   type AgentRuntime,
   type CreateThreadRequest,
+  type GoalInfo,
   LEAD_AGENT_ID,
+  type MemoryInfo,
   type ModelInfo,
   type RunInfo,
   type RunOptions,
   type RunRequest,
   type RunStream,
+  type SetGoalRequest,
   type StreamPart,
   type ThreadInfo,
 } from '../types.js';
@@ -47,6 +54,10 @@ export interface EmbeddedRuntimeOptions {
   bashAccess?: BashAccess;
   /** Skills and memory for the system prompt. */
   promptSources?: PromptSources;
+  /** Where memory lives; defaults to the tables on `db`. */
+  memoryStore?: MemoryStore;
+  /** Goals judged after each visible turn; absent = goals are not pursued. */
+  goals?: { store: GoalStore; config: GoalsConfig };
   /** Called after every successful run with its final messages (the memory queue listens). */
   afterRun?: (run: CompletedRun) => void;
 }
@@ -55,6 +66,7 @@ export interface EmbeddedRuntimeOptions {
 export interface CompletedRun {
   threadId: string;
   userId: string;
+  modelName: string;
   messages: BaseMessage[];
 }
 
@@ -84,6 +96,9 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
 class EmbeddedRuntime implements AgentRuntime {
   private readonly active = new Map<string, ActiveRun>();
   private readonly agent: LeadAgent;
+  private readonly evaluators = new Map<string, BaseChatModel>();
+  private goals: GoalStore | undefined;
+  private memories: MemoryStore | undefined;
   private readonly checkpointer: BaseCheckpointSaver;
   private readonly leaseRenewMs: number;
 
@@ -99,6 +114,7 @@ class EmbeddedRuntime implements AgentRuntime {
       checkpointer: this.checkpointer,
       sandboxTools: options.sandboxTools ?? [],
       sources: options.promptSources ?? {},
+      logger: options.logger,
     });
   }
 
@@ -156,6 +172,53 @@ class EmbeddedRuntime implements AgentRuntime {
     }
     local.controller.abort();
     if (options.wait) await local.done;
+  }
+
+  async getGoal(threadId: string): Promise<GoalInfo | null> {
+    assertUuid(threadId, 'thread_id');
+    await this.store.getThread(threadId);
+    const goal = await this.goalStore().get(threadId);
+    return goal ? toGoalJson(goal) : null;
+  }
+
+  async setGoal(threadId: string, request: SetGoalRequest): Promise<GoalInfo> {
+    assertUuid(threadId, 'thread_id');
+    if (this.options.goals?.config.enabled !== true) {
+      throw new AppError('CONFLICT', 'goals are disabled', { status: 409, userMessage: 'Goals are turned off on this server.' });
+    }
+    const goal = await this.goalStore().set(threadId, request.objective, {
+      ...(request.max_continuations === undefined ? {} : { maxContinuations: request.max_continuations }),
+    });
+    return toGoalJson(goal);
+  }
+
+  async clearGoal(threadId: string): Promise<boolean> {
+    assertUuid(threadId, 'thread_id');
+    return this.goalStore().clear(threadId);
+  }
+
+  async getMemory(userId: string): Promise<MemoryInfo> {
+    const memory = await this.memoryStore().get(userId);
+    return {
+      user_id: userId,
+      summaries: {
+        work_context: memory.summaries.workContext,
+        personal_context: memory.summaries.personalContext,
+        top_of_mind: memory.summaries.topOfMind,
+      },
+      facts: memory.facts.map((fact) => ({
+        id: fact.id,
+        content: fact.content,
+        category: fact.category,
+        confidence: fact.confidence,
+        source: fact.source,
+        created_at: fact.createdAt.toISOString(),
+      })),
+    };
+  }
+
+  clearMemory(userId: string): Promise<number> {
+    return this.memoryStore().clear(userId);
   }
 
   async close(): Promise<void> {
@@ -220,40 +283,60 @@ class EmbeddedRuntime implements AgentRuntime {
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
     try {
       const turn = await this.agent.prepareTurn({ userId, access, messageText: inputMessages[0]?.content ?? '' });
-      const stream = await this.agent.graph(model, access).stream(
-        { messages: inputMessages.map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })) },
-        {
-          configurable: {
-            ...request.config?.configurable,
-            ...LeadAgent.configurableFor(turn),
-            thread_id: run.thread_id,
-            user_id: userId,
-            checkpoint_ns: '',
-          },
-          recursionLimit,
-          // Values always: the final state is the run's result and its usage. Messages always too:
-          // it makes the model call stream, which keeps long generations alive through proxies.
-          streamMode: ['values', 'messages', ...(wantsUpdates ? (['updates'] as const) : [])],
-          // One checkpoint per run, written when it ends (also on error or cancel): runs are never
-          // resumed mid-way, and per-step checkpoints cost about a quarter of a run's CPU on PGlite.
-          durability: 'exit',
-          signal: controller.signal,
+      const graph = this.agent.graph(model, access);
+      const config = {
+        configurable: {
+          ...request.config?.configurable,
+          ...LeadAgent.configurableFor(turn),
+          thread_id: run.thread_id,
+          user_id: userId,
+          checkpoint_ns: '',
         },
-      );
-      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-        if (mode === 'values') {
-          lastValues = chunk as typeof lastValues;
-          if (wantsValues) sink?.push({ event: 'values', data: serializeValues(chunk) });
-        } else if (mode === 'messages' && wantsMessages) {
-          const [message, metadata] = chunk as [BaseMessage, unknown];
-          sink?.push({ event: 'messages', data: [serializeMessage(message), pickStreamMetadata(metadata)] });
-        } else if (mode === 'updates' && wantsUpdates) {
-          sink?.push({ event: 'updates', data: serializeUpdates(chunk) });
+        recursionLimit,
+        // Values always: the final state is the run's result and its usage. Messages always too:
+        // it makes the model call stream, which keeps long generations alive through proxies.
+        streamMode: ['values', 'messages', ...(wantsUpdates ? (['updates'] as const) : [])],
+        // One checkpoint per turn, written when it ends (also on error or cancel): runs are never
+        // resumed mid-way, and per-step checkpoints cost about a quarter of a run's CPU on PGlite.
+        durability: 'exit' as const,
+        signal: controller.signal,
+      };
+      /** Streams one turn of the graph into the sink; resolves with the thread's messages after it. */
+      const streamTurn = async (messages: BaseMessage[]): Promise<BaseMessage[]> => {
+        const stream = await graph.stream({ messages }, config);
+        for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+          if (mode === 'values') {
+            lastValues = chunk as typeof lastValues;
+            if (wantsValues) sink?.push({ event: 'values', data: serializeValues(chunk) });
+          } else if (mode === 'messages' && wantsMessages) {
+            const [message, metadata] = chunk as [BaseMessage, unknown];
+            sink?.push({ event: 'messages', data: [serializeMessage(message), pickStreamMetadata(metadata)] });
+          } else if (mode === 'updates' && wantsUpdates) {
+            sink?.push({ event: 'updates', data: serializeUpdates(chunk) });
+          }
         }
+        return lastValues?.messages ?? [];
+      };
+      const afterVisibleTurn = await streamTurn(
+        inputMessages.map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })),
+      );
+      const goals = this.options.goals;
+      if (goals?.config.enabled) {
+        await driveGoal({
+          store: goals.store,
+          threadId: run.thread_id,
+          runId: run.run_id,
+          messages: afterVisibleTurn,
+          evaluator: this.evaluatorFor(model),
+          maxContinuations: goals.config.max_continuations,
+          signal: controller.signal,
+          continueWith: (message) => streamTurn([message]),
+          logger: this.options.logger,
+        });
       }
       const usage = usageOfLastTurn(lastValues?.messages ?? []);
       await this.store.finishRun(ref, { status: 'success', ...(usage ? { usage } : {}) });
-      this.options.afterRun?.({ threadId: run.thread_id, userId, messages: lastValues?.messages ?? [] });
+      this.options.afterRun?.({ threadId: run.thread_id, userId, modelName: model.name, messages: lastValues?.messages ?? [] });
       return { ok: true, values: serializeValues(lastValues) };
     } catch (error) {
       const cancelled = controller.signal.aborted;
@@ -285,6 +368,27 @@ class EmbeddedRuntime implements AgentRuntime {
     const match = models.find((m) => m.name === wanted);
     if (!match) throw new AppError('BAD_REQUEST', 'unknown model', { status: 400, userMessage: `Unknown model: ${String(wanted)}` });
     return match;
+  }
+
+  private memoryStore(): MemoryStore {
+    this.memories ??= this.options.memoryStore ?? new MemoryStore(this.options.db);
+    return this.memories;
+  }
+
+  private goalStore(): GoalStore {
+    this.goals ??= this.options.goals?.store ?? new GoalStore(this.options.db);
+    return this.goals;
+  }
+
+  /** `goals.evaluator_model` when set (checked against `models` at config load), else the run's own model. */
+  private evaluatorFor(model: ModelConfig): BaseChatModel {
+    const name = this.options.goals?.config.evaluator_model ?? model.name;
+    let evaluator = this.evaluators.get(name);
+    if (!evaluator) {
+      evaluator = createChatModel(this.options.models.find((m) => m.name === name) ?? model);
+      this.evaluators.set(name, evaluator);
+    }
+    return evaluator;
   }
 
   /**

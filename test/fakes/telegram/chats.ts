@@ -1,4 +1,4 @@
-import type { Chat, Message, User } from 'grammy/types';
+import type { Chat, Document, Message, PhotoSize, User } from 'grammy/types';
 
 /** An error the fake answers with, in the Bot API's own words. */
 export class ApiFailure extends Error {
@@ -30,8 +30,12 @@ export const BAD_REQUEST = {
 /** sendMessage / editMessageText: 1-4096 characters (UTF-16 units; no entities parsed here). */
 export const MAX_TEXT_CHARS = 4096;
 
+/** What a message carries besides text: a photo (its sizes) or a document. */
+export type MessageMedia = { photo: PhotoSize[] } | { document: Document };
+
 interface StoredMessage {
   messageId: number;
+  media: MessageMedia | undefined;
   from: User;
   isFromBot: boolean;
   /** Every text the message has shown, oldest first; the last is current. */
@@ -56,6 +60,8 @@ export interface ChatMessageView {
   userId: number;
   /** Current text (or caption). */
   text: string;
+  /** The photo or document the message carries. */
+  attachment?: { kind: 'photo' | 'document'; fileName?: string; size?: number };
   /** The message this one replies to. */
   replyTo?: number;
   /** Texts in order: the original, then each edit. */
@@ -64,6 +70,15 @@ export interface ChatMessageView {
   editedAt: number[];
   sentAt: number;
   isDeleted: boolean;
+}
+
+function attachmentOf(media: MessageMedia): NonNullable<ChatMessageView['attachment']> {
+  if ('document' in media) {
+    const { file_name: fileName, file_size: size } = media.document;
+    return { kind: 'document', ...(fileName === undefined ? {} : { fileName }), ...(size === undefined ? {} : { size }) };
+  }
+  const size = media.photo.at(-1)?.file_size;
+  return { kind: 'photo', ...(size === undefined ? {} : { size }) };
 }
 
 function validateText(text: unknown): string {
@@ -97,12 +112,14 @@ export class ChatStore {
     from: User;
     text: string;
     isCaption: boolean;
+    media?: MessageMedia;
     replyToMessageId?: number;
     at: number;
   }): Message {
     const chat = this.ensureChat(input.chatId, input.chatType);
     const stored = this.add(chat, { from: input.from, isFromBot: false, text: input.text, at: input.at });
     stored.isCaption = input.isCaption;
+    stored.media = input.media;
     stored.replyTo = input.replyToMessageId;
     return this.toMessage(chat, stored);
   }
@@ -110,17 +127,33 @@ export class ChatStore {
   sendBotMessage(params: Record<string, unknown>, at: number): Message {
     const chat = this.chat(params.chat_id);
     const text = validateText(params.text);
-    const reply = params.reply_parameters as { message_id?: unknown; allow_sending_without_reply?: unknown } | undefined;
-    const replyId = reply?.message_id ?? params.reply_to_message_id;
-    let replyTo: number | undefined;
-    if (replyId !== undefined) {
-      const target = chat.messages.get(Number(replyId));
-      if (target && !target.isDeleted) replyTo = target.messageId;
-      else if (reply?.allow_sending_without_reply !== true) throw new ApiFailure(400, BAD_REQUEST.replyNotFound);
-    }
+    const replyTo = this.replyTarget(chat, params);
     const stored = this.add(chat, { from: this.bot, isFromBot: true, text, at });
     stored.replyTo = replyTo;
     return this.toMessage(chat, stored);
+  }
+
+  /** sendPhoto / sendDocument after the upload was accepted; `caption` is optional. */
+  sendBotMedia(params: Record<string, unknown>, media: MessageMedia, at: number): Message {
+    const chat = this.chat(params.chat_id);
+    const replyTo = this.replyTarget(chat, params);
+    const caption = typeof params.caption === 'string' ? params.caption : '';
+    const stored = this.add(chat, { from: this.bot, isFromBot: true, text: caption, at });
+    stored.isCaption = true;
+    stored.media = media;
+    stored.replyTo = replyTo;
+    return this.toMessage(chat, stored);
+  }
+
+  /** The message a send replies to, from `reply_parameters` or the legacy `reply_to_message_id`. */
+  private replyTarget(chat: StoredChat, params: Record<string, unknown>): number | undefined {
+    const reply = params.reply_parameters as { message_id?: unknown; allow_sending_without_reply?: unknown } | undefined;
+    const replyId = reply?.message_id ?? params.reply_to_message_id;
+    if (replyId === undefined) return undefined;
+    const target = chat.messages.get(Number(replyId));
+    if (target && !target.isDeleted) return target.messageId;
+    if (reply?.allow_sending_without_reply !== true) throw new ApiFailure(400, BAD_REQUEST.replyNotFound);
+    return undefined;
   }
 
   editBotMessage(params: Record<string, unknown>, at: number): Message {
@@ -158,6 +191,7 @@ export class ChatStore {
       from: m.isFromBot ? 'bot' : 'user',
       userId: m.from.id,
       text: m.history.at(-1) ?? '',
+      ...(m.media === undefined ? {} : { attachment: attachmentOf(m.media) }),
       ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
       history: [...m.history],
       editedAt: [...m.editedAt],
@@ -173,6 +207,7 @@ export class ChatStore {
       isFromBot: input.isFromBot,
       history: [input.text],
       isCaption: false,
+      media: undefined,
       editedAt: [],
       sentAt: input.at,
       replyTo: undefined,
@@ -190,12 +225,8 @@ export class ChatStore {
       chat: chat.chat,
       from: stored.from,
     };
-    const content = stored.isCaption
-      ? {
-          caption: text,
-          photo: [{ file_id: `photo-${stored.messageId}`, file_unique_id: `p${stored.messageId}`, width: 90, height: 90 }],
-        }
-      : { text };
+    // Telegram leaves `caption` out when there is none.
+    const content = stored.isCaption ? { ...(text === '' ? {} : { caption: text }), ...stored.media } : { text };
     const target = stored.replyTo === undefined ? undefined : chat.messages.get(stored.replyTo);
     // Telegram nests one level of reply_to_message.
     const reply = target && depth === 0 ? { reply_to_message: this.toMessage(chat, target, 1) } : {};

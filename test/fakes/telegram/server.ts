@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Message, Update, User, UserFromGetMe } from 'grammy/types';
-import { ApiFailure, ChatStore, type ChatMessageView, type ChatType } from './chats.js';
+import { ApiFailure, ChatStore, type ChatMessageView, type ChatType, type MessageMedia } from './chats.js';
+import { type DownloadRecord, type FakeFileInput, FileStore, type UploadRecord } from './files.js';
 import { UpdateQueue } from './updates.js';
 import { readParams } from './wire.js';
 
@@ -9,7 +10,9 @@ import { readParams } from './wire.js';
  * A fake Telegram Bot API on 127.0.0.1 speaking the real wire format: `POST
  * /bot<token>/<method>` with a JSON, urlencoded or multipart body, answered with
  * `{ok:true,result}` or `{ok:false,error_code,description,parameters?}` and the same HTTP status.
- * getUpdates really long-polls. Every call is recorded; chats keep what users see.
+ * getUpdates really long-polls. Every call is recorded; chats keep what users see. Files users
+ * send are served by getFile and `GET /file/bot<token>/<file_path>`; files the bot sends are
+ * kept as uploads.
  */
 
 /** One API call as it arrived. */
@@ -46,6 +49,21 @@ export interface UserMessageInput {
   from?: Partial<User>;
   replyToMessageId?: number;
   isBot?: boolean;
+  /** A photo, as the sizes Telegram offers (it lists thumbnails first). */
+  photo?: FakePhotoSizeInput[];
+  document?: FakeDocumentInput;
+}
+
+export interface FakePhotoSizeInput extends FakeFileInput {
+  width: number;
+  height: number;
+}
+
+export interface FakeDocumentInput extends FakeFileInput {
+  /** `file_name`; absent = Telegram gave none. */
+  fileName?: string;
+  /** `mime_type`; absent = Telegram gave none. */
+  mimeType?: string;
 }
 
 export interface FakeTelegramOptions {
@@ -56,7 +74,16 @@ export interface FakeTelegramOptions {
 }
 
 /** Methods that put something in front of a chat's members (subject to per-chat flood control). */
-const CHAT_OUTPUT_METHODS = new Set(['sendMessage', 'editMessageText', 'sendChatAction', 'deleteMessage']);
+const CHAT_OUTPUT_METHODS = new Set([
+  'sendMessage',
+  'editMessageText',
+  'sendChatAction',
+  'deleteMessage',
+  'sendPhoto',
+  'sendDocument',
+]);
+/** Stands in for the photo of a caption-only user message when the test gives none. */
+const DEFAULT_PHOTO: FakePhotoSizeInput = { bytes: new Uint8Array([0xff, 0xd8, 0xff, 0xd9]), width: 90, height: 90 };
 
 type Handler = (params: Record<string, unknown>, res: ServerResponse, at: number) => unknown;
 
@@ -72,6 +99,7 @@ export class FakeTelegram {
 
   private readonly recorded: RecordedCall[] = [];
   private readonly store: ChatStore;
+  private readonly files = new FileStore();
   private readonly faults = new Map<string, { fault: Fault; remaining: number }[]>();
   private readonly blockedUntil = new Map<number, number>();
   private readonly listeners = new Set<() => void>();
@@ -93,6 +121,9 @@ export class FakeTelegram {
       return true;
     },
     deleteMessage: (params) => this.store.deleteMessage(params),
+    getFile: (params) => this.files.getFile(params),
+    sendPhoto: (params, _res, at) => this.receiveUpload('sendPhoto', params, at),
+    sendDocument: (params, _res, at) => this.receiveUpload('sendDocument', params, at),
     setMyCommands: (params) => {
       this.commands = Array.isArray(params.commands) ? params.commands : [];
       return true;
@@ -136,6 +167,16 @@ export class FakeTelegram {
     return this.recorded.filter((call) => call.method === method);
   }
 
+  /** Files the bot sent with sendPhoto / sendDocument, in arrival order. */
+  get uploads(): readonly UploadRecord[] {
+    return this.files.uploads;
+  }
+
+  /** Every GET of a file download URL, with the status it got. */
+  get downloads(): readonly DownloadRecord[] {
+    return this.files.downloads;
+  }
+
   async start(): Promise<void> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
@@ -159,9 +200,13 @@ export class FakeTelegram {
     });
   }
 
-  /** A person writes in a chat: the update is queued for getUpdates. Returns the message. */
+  /**
+   * A person writes in a chat: the update is queued for getUpdates. Returns the message. With
+   * `photo` or `document` the text goes in the caption; a caption alone comes with a small photo.
+   */
   sendUserMessage(input: UserMessageInput): Message {
-    const isCaption = input.text === undefined && input.caption !== undefined;
+    const media = this.mediaOf(input);
+    const isCaption = media !== undefined;
     const defaultId = input.chatType === 'private' ? input.chatId : 1001;
     const from: User = {
       id: defaultId,
@@ -176,10 +221,51 @@ export class FakeTelegram {
       from,
       text: input.text ?? input.caption ?? '',
       isCaption,
+      ...(media === undefined ? {} : { media }),
       replyToMessageId: input.replyToMessageId,
       at: Date.now(),
     });
     this.pushUpdate({ message } as Omit<Update, 'update_id'>);
+    return message;
+  }
+
+  /** A person sends a photo (in the sizes given), with an optional caption. */
+  sendUserPhoto(input: Omit<UserMessageInput, 'text' | 'photo' | 'document'> & { photo: FakePhotoSizeInput[] }): Message {
+    return this.sendUserMessage(input);
+  }
+
+  /** A person sends a document, with an optional caption. */
+  sendUserDocument(input: Omit<UserMessageInput, 'text' | 'photo' | 'document'> & { document: FakeDocumentInput }): Message {
+    return this.sendUserMessage(input);
+  }
+
+  private mediaOf(input: UserMessageInput): MessageMedia | undefined {
+    if (input.document !== undefined) return { document: this.files.document(input.document) };
+    if (input.photo !== undefined) return { photo: input.photo.map((size) => this.files.photoSize(size)) };
+    if (input.text === undefined && input.caption !== undefined) return { photo: [this.files.photoSize(DEFAULT_PHOTO)] };
+    return undefined;
+  }
+
+  /** sendPhoto / sendDocument: checks the upload like Telegram, records it, posts the message. */
+  private receiveUpload(method: UploadRecord['method'], params: Record<string, unknown>, at: number): Message {
+    this.store.chat(params.chat_id);
+    const field = method === 'sendPhoto' ? 'photo' : 'document';
+    const upload = this.files.takeUpload(params, field);
+    const media: MessageMedia =
+      field === 'photo'
+        ? // Dimensions are not decoded from the bytes.
+          { photo: [this.files.photoSize({ bytes: upload.bytes, width: 90, height: 90 })] }
+        : { document: this.files.document({ bytes: upload.bytes, fileName: upload.fileName }) };
+    const message = this.store.sendBotMedia(params, media, at);
+    const replyTo = (params.reply_parameters as { message_id?: unknown } | undefined)?.message_id;
+    this.files.uploads.push({
+      method,
+      chatId: Number(params.chat_id),
+      fileName: upload.fileName,
+      bytes: upload.bytes,
+      ...(typeof replyTo === 'number' ? { replyTo } : {}),
+      at,
+    });
     return message;
   }
 
@@ -247,6 +333,11 @@ export class FakeTelegram {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && download) {
+      this.serveDownload(download[1] ?? '', download[2] ?? '', res);
+      return;
+    }
     const params = await readParams(req, url);
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     const call: RecordedCall = { method: match?.[2] ?? url.pathname, params, at: Date.now() };
@@ -254,6 +345,16 @@ export class FakeTelegram {
     this.emit();
     const result = await this.dispatch(match?.[1], call, res);
     this.answer(res, result, call);
+  }
+
+  /** `GET /file/bot<token>/<file_path>` (https://core.telegram.org/bots/api#file). */
+  private serveDownload(token: string, encodedPath: string, res: ServerResponse): void {
+    if (this.rejectToken || token !== this.token) {
+      this.answer(res, new ApiFailure(this.rejectToken ? 401 : 404, this.rejectToken ? 'Unauthorized' : 'Not Found'));
+      return;
+    }
+    this.files.serve(encodedPath.split('/').map(decodeURIComponent).join('/'), res);
+    this.emit();
   }
 
   private async dispatch(token: string | undefined, call: RecordedCall, res: ServerResponse): Promise<unknown> {

@@ -74,6 +74,7 @@ describe('Telegram ingress', () => {
       chatId: String(PRIVATE),
       topicId: undefined,
       userId: String(PRIVATE),
+      senderIsAllowlisted: false,
       workspaceId: String(PRIVATE),
       messageId: String(sent.message_id),
       text: 'hello',
@@ -111,7 +112,7 @@ describe('Telegram ingress', () => {
     fake.sendUserMessage({ chatId: 43, chatType: 'private', text: 'let me in' });
     fake.sendUserMessage({ chatId: 42, chatType: 'private', text: 'hi, it is me' });
     await intake.waitForCommits(1);
-    expect(intake.committed.map((m) => m.userId)).toEqual(['42']);
+    expect(intake.committed.map((m) => [m.userId, m.senderIsAllowlisted])).toEqual([['42', true]]);
     expect(fake.botMessages(43)).toEqual([]);
   });
 

@@ -12,6 +12,9 @@ import type {
   RunOptions,
   RunRequest,
   RunStream,
+  GoalInfo,
+  MemoryInfo,
+  SetGoalRequest,
   StreamPart,
   ThreadInfo,
 } from '../../../src/runtime/types.js';
@@ -32,6 +35,52 @@ export class StubRuntime implements AgentRuntime {
   modelList: ModelInfo[] = [{ name: 'default', model: 'gpt-4o-mini' }];
   /** Thrown by every method when set, to test the error handler. */
   failure?: unknown;
+
+  readonly goals = new Map<string, GoalInfo>();
+  readonly memories = new Map<string, MemoryInfo>();
+
+  async getMemory(userId: string): Promise<MemoryInfo> {
+    this.check();
+    this.calls.push({ method: 'getMemory' });
+    return this.memories.get(userId) ?? { user_id: userId, summaries: { work_context: '', personal_context: '', top_of_mind: '' }, facts: [] };
+  }
+
+  async clearMemory(userId: string): Promise<number> {
+    this.check();
+    this.calls.push({ method: 'clearMemory' });
+    const count = this.memories.get(userId)?.facts.length ?? 0;
+    this.memories.delete(userId);
+    return count;
+  }
+
+  async getGoal(threadId: string): Promise<GoalInfo | null> {
+    this.check();
+    this.calls.push({ method: 'getGoal', threadId });
+    if (!this.threads.has(threadId)) throw new NotFoundError('Thread');
+    return this.goals.get(threadId) ?? null;
+  }
+
+  async setGoal(threadId: string, request: SetGoalRequest): Promise<GoalInfo> {
+    this.check();
+    this.calls.push({ method: 'setGoal', threadId });
+    if (!this.threads.has(threadId)) throw new NotFoundError('Thread');
+    const now = new Date(0).toISOString();
+    const goal: GoalInfo = {
+      objective: request.objective,
+      max_continuations: request.max_continuations ?? 8,
+      last_evaluation: null,
+      created_at: now,
+      updated_at: now,
+    };
+    this.goals.set(threadId, goal);
+    return goal;
+  }
+
+  async clearGoal(threadId: string): Promise<boolean> {
+    this.check();
+    this.calls.push({ method: 'clearGoal', threadId });
+    return this.goals.delete(threadId);
+  }
 
   async createThread(request: CreateThreadRequest = {}): Promise<ThreadInfo> {
     this.check();

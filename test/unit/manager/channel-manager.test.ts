@@ -1,16 +1,22 @@
 import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ChannelCapabilities, InboundMessage, Reply, ReplyTarget } from '../../../src/channel/types.js';
+import { SandboxPaths } from '../../../src/agent/sandbox/paths.js';
+import type { SlashSkillResolution } from '../../../src/agent/skills/index.js';
+import type { ChannelCapabilities, ChannelFiles, InboundMessage, OutboundFile, Reply, ReplyTarget } from '../../../src/channel/types.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { openTestDatabase } from '../../helpers/database.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
-import { AgentError, ThreadBusyError } from '../../../src/errors.js';
+import { AgentError, AppError, ChannelError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager } from '../../../src/manager/channel-manager.js';
 import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
-import type { AgentRuntime, RunInfo, RunRequest, StreamPart, ThreadInfo } from '../../../src/runtime/types.js';
+import { safeUserId } from '../../../src/manager/user-id.js';
+import type { AgentRuntime, GoalInfo, MemoryInfo, RunInfo, RunRequest, SetGoalRequest, StreamPart, ThreadInfo } from '../../../src/runtime/types.js';
 
 /** What one reply looked like to the user: every partial, then the final. */
 interface RecordedReply {
@@ -81,6 +87,37 @@ class ScriptedRuntime implements AgentRuntime {
   async cancelRun(): Promise<void> {}
   models() {
     return this.modelNames.map((name) => ({ name, model: name }));
+  }
+  readonly goals = new Map<string, GoalInfo>();
+  async getGoal(threadId: string): Promise<GoalInfo | null> {
+    return this.goals.get(threadId) ?? null;
+  }
+  async setGoal(threadId: string, request: SetGoalRequest): Promise<GoalInfo> {
+    const goal = { objective: request.objective, max_continuations: 8, last_evaluation: null, created_at: '', updated_at: '' };
+    this.goals.set(threadId, goal);
+    return goal;
+  }
+  async clearGoal(threadId: string): Promise<boolean> {
+    return this.goals.delete(threadId);
+  }
+  readonly facts = new Map<string, string[]>();
+  memoryFails = false;
+  async getMemory(userId: string): Promise<MemoryInfo> {
+    if (this.memoryFails) throw new Error('memory store down');
+    const facts = (this.facts.get(userId) ?? []).map((content, i) => ({
+      id: String(i),
+      content,
+      category: 'preference',
+      confidence: 0.9 - i / 100,
+      source: null,
+      created_at: '',
+    }));
+    return { user_id: userId, summaries: { work_context: '', personal_context: '', top_of_mind: '' }, facts };
+  }
+  async clearMemory(userId: string): Promise<number> {
+    const count = this.facts.get(userId)?.length ?? 0;
+    this.facts.delete(userId);
+    return count;
   }
   async close(): Promise<void> {}
 }
@@ -284,7 +321,16 @@ describe('ChannelManager', () => {
     it('/help lists exactly the commands that exist', async () => {
       await manager.handle(inbound('/help'), signal);
       expect(egress.finals).toEqual([
-        'Available commands:\n/new — Start a new conversation\n/status — Show current thread info\n/models — List available models\n/help — Show this help',
+        [
+          'Available commands:',
+          '/goal [condition|clear] — Set, show, or clear an active goal',
+          '/new — Start a new conversation',
+          '/status — Show current thread info',
+          '/models — List available models',
+          '/memory [clear] — Show memory status',
+          '/<skill-name> <task> — Activate an enabled skill for one turn',
+          '/help — Show this help',
+        ].join('\n'),
       ]);
     });
 
@@ -317,12 +363,203 @@ describe('ChannelManager', () => {
     });
 
     it.each([
-      ['/frobnicate', 'Unknown command: /frobnicate. Available commands: /help | /models | /new | /status'],
-      ['//help', 'Unknown command: //help. Available commands: /help | /models | /new | /status'],
-      [' /new', 'Unknown command: /new. Available commands: /help | /models | /new | /status'],
+      ['/frobnicate', 'Unknown command: /frobnicate. Available commands: /goal | /help | /memory | /models | /new | /status'],
+      ['//help', 'Unknown command: //help. Available commands: /goal | /help | /memory | /models | /new | /status'],
+      [' /new', 'Unknown command: /new. Available commands: /goal | /help | /memory | /models | /new | /status'],
     ])('%j gets the unknown-command reply', async (text, expected) => {
       await manager.handle(inbound(text, { kind: 'command' }), signal);
       expect(egress.finals).toEqual([expected]);
+    });
+  });
+
+  describe('/goal', () => {
+    it('says there is no goal before a conversation exists, sets one and runs the objective as chat, shows and clears it', async () => {
+      await manager.handle(inbound('/goal'), signal);
+      runtime.scripts.push([values('Working on it.')]);
+      await manager.handle(inbound('/goal   ship the release notes  '), signal);
+      await manager.handle(inbound('/goal'), signal);
+      await manager.handle(inbound('/goal OFF'), signal);
+      await manager.handle(inbound('/goal'), signal);
+      expect(egress.finals).toEqual(['No active goal.', 'Working on it.', 'Goal: ship the release notes', 'Goal cleared.', 'No active goal.']);
+      expect(runtime.requests[0]?.request.input?.messages[0]?.content).toBe('ship the release notes');
+    });
+
+    it('answers clear without a conversation, and says why an objective is refused', async () => {
+      await manager.handle(inbound('/goal reset'), signal);
+      runtime.setGoal = async () => {
+        throw new AppError('UNPROCESSABLE', 'too long', { status: 422, userMessage: 'The goal objective must be at most 4000 characters.' });
+      };
+      await manager.handle(inbound(`/goal ${'x'.repeat(4001)}`), signal);
+      runtime.setGoal = async () => {
+        throw new Error('database down');
+      };
+      await manager.handle(inbound('/goal something'), signal);
+      expect(egress.finals).toEqual(['Goal cleared.', 'The goal objective must be at most 4000 characters.', 'Failed to set goal.']);
+      expect(runtime.requests).toEqual([]);
+    });
+  });
+
+  describe('/memory', () => {
+    it("counts and lists the sender's facts, clears them, and says so when memory is unavailable", async () => {
+      runtime.facts.set(safeUserId('user 1'), ['Prefers concise answers', 'Works on the billing service']);
+      runtime.facts.set(safeUserId('someone else'), ['Not yours']);
+      await manager.handle(inbound('/memory'), signal);
+      await manager.handle(inbound('/memory clear'), signal);
+      await manager.handle(inbound('/memory'), signal);
+      runtime.memoryFails = true;
+      await manager.handle(inbound('/memory'), signal);
+      expect(egress.finals).toEqual([
+        'Memory contains 2 fact(s).\n• Prefers concise answers\n• Works on the billing service',
+        'Memory cleared: 2 fact(s) forgotten.',
+        'Memory contains 0 fact(s).',
+        'Failed to fetch memory information.',
+      ]);
+      expect(runtime.facts.get(safeUserId('someone else'))).toEqual(['Not yours']);
+    });
+  });
+
+  describe('slash skills', () => {
+    const skills: Record<string, SlashSkillResolution> = {
+      '/data-analysis sum it': { kind: 'active', skill: {} as never, task: 'sum it' },
+      '/old-skill go': { kind: 'disabled', name: 'old-skill' },
+      '/nope x': { kind: 'unknown', name: 'nope' },
+    };
+    const withSkills = (resolve: (text: string) => Promise<SlashSkillResolution>) =>
+      new ChannelManager({
+        runtime,
+        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
+        dedupe: new MemoryDedupeStore(),
+        channel: () => ({ egress, capabilities }),
+        logger: silentLogger(),
+        resolveSkill: resolve,
+      });
+
+    it('runs an enabled skill as chat, refuses a disabled one, and answers an unknown one like an unknown command', async () => {
+      const skilled = withSkills(async (text) => skills[text] ?? { kind: 'none' });
+      runtime.scripts.push([values('Analysed.')], [values('Plain chat.')]);
+      for (const text of ['/data-analysis sum it', '/old-skill go', '/nope x', 'hello']) {
+        await skilled.handle(inbound(text, { kind: 'chat' }), signal);
+      }
+      expect(egress.finals).toEqual([
+        'Analysed.',
+        'Skill `/old-skill` is installed but disabled. Enable it before using slash activation.',
+        'Unknown command: /nope. Available commands: /goal | /help | /memory | /models | /new | /status',
+        'Plain chat.',
+      ]);
+      expect(runtime.requests.map((r) => r.request.input?.messages[0]?.content)).toEqual(['/data-analysis sum it', 'hello']);
+    });
+
+    it('says so when skills cannot be resolved', async () => {
+      const broken = withSkills(async () => {
+        throw new Error('skill states unavailable');
+      });
+      await broken.handle(inbound('/data-analysis go', { kind: 'chat' }), signal);
+      expect(egress.finals).toEqual(['Failed to resolve slash skill command. Please check the skill configuration.']);
+    });
+  });
+
+  describe('files', () => {
+    let dataDir: string;
+    const sent: OutboundFile[] = [];
+    const downloads: Record<string, Uint8Array | Error> = {};
+    const files: ChannelFiles = {
+      download: async (file) => {
+        const result = downloads[file.ref];
+        if (result instanceof Error) throw result;
+        if (!result) throw new Error('unknown ref');
+        return result;
+      },
+      send: async (_target, file) => {
+        if (file.name === 'huge.bin') throw new ChannelError('fake', 'FILE_TOO_LARGE', 'too large');
+        sent.push(file);
+      },
+    };
+    const withFiles = () =>
+      new ChannelManager({
+        runtime,
+        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
+        dedupe: new MemoryDedupeStore(),
+        channel: () => ({ egress, capabilities, files, displayName: 'Fake' }),
+        logger: silentLogger(),
+        sandboxPaths: (userId, threadId) => new SandboxPaths({ dataDir, skillsDir: join(dataDir, 'skills'), userId, threadId }),
+      });
+
+    beforeAll(async () => {
+      dataDir = await mkdtemp(join(tmpdir(), 'dfc-manager-files-'));
+    });
+    afterAll(async () => {
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    beforeEach(() => {
+      sent.length = 0;
+    });
+
+    it('saves what it could download into the uploads, tells the agent, and notes what it could not', async () => {
+      downloads.ok = new TextEncoder().encode('a,b\n1,2\n');
+      downloads.big = new ChannelError('fake', 'FILE_TOO_LARGE', 'over', { userMessage: 'exceeds the 20 MB download limit' });
+      runtime.scripts.push([values('Got it.')]);
+      await withFiles().handle(
+        inbound('look at these', {
+          kind: 'chat',
+          files: [
+            { name: '../../data.csv', mimeType: 'text/csv', isImage: false, ref: 'ok' },
+            { name: 'movie.mp4', mimeType: 'video/mp4', isImage: false, ref: 'big' },
+          ],
+        }),
+        signal,
+      );
+      const input = runtime.requests[0]?.request.input?.messages[0];
+      expect(input?.content).toBe('look at these\n[Fake attachment unavailable: movie.mp4 (exceeds the 20 MB download limit)]');
+      expect(input?.additional_kwargs).toEqual({
+        files: [{ filename: 'data.csv', size: 8, path: '/mnt/user-data/uploads/data.csv', is_image: false }],
+        original_user_content: 'look at these',
+      });
+      const threadId = runtime.requests[0]?.threadId as string;
+      const saved = join(dataDir, 'users', safeUserId('user 1'), 'threads', threadId, 'user-data', 'uploads', 'data.csv');
+      expect(await readFile(saved, 'utf8')).toBe('a,b\n1,2\n');
+    });
+
+    it('runs a message that is only a file', async () => {
+      downloads.photo = new Uint8Array([0xff, 0xd8, 0xff]);
+      runtime.scripts.push([values('Nice photo.')]);
+      await withFiles().handle(inbound('', { kind: 'chat', files: [{ name: 'p.jpg', mimeType: 'image/jpeg', isImage: true, ref: 'photo' }] }), signal);
+      expect(egress.finals).toEqual(['Nice photo.']);
+    });
+
+    it('delivers presented output files after the final text, names every file, and skips what is not an output', async () => {
+      const manager = withFiles();
+      // First turn creates the thread; the files are written where the agent would write them.
+      runtime.scripts.push([values('hi')]);
+      await manager.handle(inbound('hi', { kind: 'chat' }), signal);
+      const threadId = runtime.requests[0]?.threadId as string;
+      const outputs = join(dataDir, 'users', safeUserId('user 1'), 'threads', threadId, 'user-data', 'outputs');
+      await mkdir(outputs, { recursive: true });
+      await writeFile(join(outputs, 'report.md'), '# Report');
+      await writeFile(join(outputs, 'huge.bin'), 'pretend this is big');
+      const presented = {
+        event: 'values',
+        data: {
+          messages: [
+            { type: 'human', content: 'make files' },
+            {
+              type: 'ai',
+              content: '',
+              tool_calls: [
+                {
+                  name: 'present_files',
+                  args: { filepaths: ['/mnt/user-data/outputs/report.md', '/mnt/user-data/outputs/huge.bin', '/mnt/user-data/uploads/secret.txt'] },
+                },
+              ],
+            },
+            { type: 'tool', content: 'Presented' },
+            { type: 'ai', content: 'Here you go.' },
+          ],
+        },
+      } satisfies StreamPart;
+      runtime.scripts.push([presented]);
+      await manager.handle(inbound('make files', { kind: 'chat' }), signal);
+      expect(egress.finals.at(-1)).toBe('Here you go.\n\nCreated Files: 📎 secret.txt、report.md、huge.bin');
+      expect(sent.map((file) => [file.name, file.mimeType, file.size])).toEqual([['report.md', 'text/markdown', 8]]);
     });
   });
 });

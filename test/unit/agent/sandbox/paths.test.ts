@@ -30,6 +30,7 @@ async function refusal(virtualPath: string, write = false): Promise<SandboxError
 describe('sandboxConfigSchema', () => {
   it('fills every default from an absent section and rejects unknown keys', () => {
     expect(sandboxConfigSchema.parse(undefined)).toEqual({
+      bash_access: 'trusted',
       bash_timeout_seconds: 600,
       max_output_chars: 20_000,
       max_read_chars: 100_000,

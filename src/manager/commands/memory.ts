@@ -1,0 +1,27 @@
+import { MESSAGES } from '../messages.js';
+import type { Command } from './types.js';
+
+/** Facts listed in chat at most; the count always covers all of them. */
+const MAX_LISTED_FACTS = 30;
+
+/**
+ * `/memory` says how many facts the server keeps about the sender and lists them; `/memory
+ * clear` forgets them all (a step beyond the reference, which can only count).
+ */
+export const memoryCommand: Command = {
+  name: 'memory',
+  usage: '/memory [clear]',
+  description: 'Show memory status',
+  async run({ args, userId, runtime }) {
+    if (args.toLowerCase() === 'clear') {
+      const removed = await runtime.clearMemory(userId).catch(() => undefined);
+      return { reply: removed === undefined ? MESSAGES.memoryClearFailed : MESSAGES.memoryCleared(removed) };
+    }
+    const memory = await runtime.getMemory(userId).catch(() => undefined);
+    if (!memory) return { reply: MESSAGES.memoryFetchFailed };
+    const facts = [...memory.facts].sort((a, b) => b.confidence - a.confidence);
+    const lines = facts.slice(0, MAX_LISTED_FACTS).map((fact) => `• ${fact.content}`);
+    if (facts.length > MAX_LISTED_FACTS) lines.push(MESSAGES.moreFacts(facts.length - MAX_LISTED_FACTS));
+    return { reply: [MESSAGES.memoryCount(facts.length), ...lines].join('\n') };
+  },
+};
