@@ -48,10 +48,24 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
 
 /** Validates an already-read config object. */
 export function parseConfig(raw: unknown, env: Record<string, string | undefined>, platforms: readonly ChannelDefinition[]): Config {
-  const { value, missing } = substituteEnv(raw ?? {}, env);
+  const { value, missing } = substituteEnv(withoutEmptyKeys(raw ?? {}), env);
   const result = buildConfigSchema(platforms).safeParse(value);
   if (!result.success) throw new ConfigError(formatIssues(result.error.issues, missing));
   return result.data;
+}
+
+/**
+ * YAML reads `key:` with nothing after it (or only commented-out children, as in
+ * config.example.yaml) as null; that means "not set", so the key takes its default.
+ */
+function withoutEmptyKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutEmptyKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, child]) => child !== null)
+      .map(([key, child]) => [key, withoutEmptyKeys(child)]),
+  );
 }
 
 function readYaml(path: string): unknown {

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { platforms } from '../../../channels/index.js';
 import { loadConfig, parseConfig } from '../../../src/config/index.js';
@@ -24,6 +25,25 @@ function writeConfig(text: string): string {
 }
 
 describe('loadConfig', () => {
+  it('accepts config.example.yaml as shipped, with the defaults it documents', () => {
+    const path = fileURLToPath(new URL('../../../config.example.yaml', import.meta.url));
+    const { config, warnings } = loadConfig({ path, env: { OPENAI_API_KEY: 'sk-x', TELEGRAM_BOT_TOKEN: '1:x' }, platforms });
+    expect(warnings).toEqual([]);
+    expect(config.sandbox).toEqual({ bash_access: 'trusted', bash_timeout_seconds: 600, max_output_chars: 20_000, max_read_chars: 100_000 });
+    expect(config.memory).toMatchObject({ enabled: true, debounce_seconds: 30, max_facts: 100, fact_confidence_threshold: 0.7 });
+    expect(config.goals).toEqual({ enabled: true, max_continuations: 8 });
+  });
+
+  it('refuses memory.model_name and goals.evaluator_model that name no configured model', () => {
+    const path = writeConfig(
+      'models:\n  - { name: default, model: m }\nmemory: { model_name: cheap }\ngoals: { evaluator_model: judge }\n',
+    );
+    expect(issuesOf(() => loadConfig({ path, env: {}, platforms }))).toEqual([
+      'memory.model_name: no model named "cheap" under models:',
+      'goals.evaluator_model: no model named "judge" under models:',
+    ]);
+  });
+
   it('starts on all defaults when no config file exists', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dfc-config-'));
     const { config, path } = loadConfig({ env: {}, platforms, cwd: dir });
