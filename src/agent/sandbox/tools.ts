@@ -285,9 +285,14 @@ async function listTree(hostDir: string, virtualDir: string): Promise<string[]> 
   return lines;
 }
 
+/** Longer platform ids are not exported: the value comes from the caller and is informational. */
+const MAX_CHANNEL_USER_ID_CHARS = 256;
+
 /**
  * The usual `resolveContext`: thread from `configurable.thread_id` (required), user from
- * `configurable.user_id` (default `default`), and `DEERFLOW_CHANNEL_USER_ID` injected for bash.
+ * `configurable.user_id` (default `default`). Chat runs also carry the sender's raw platform id
+ * (`configurable.channel_user_id`), exported to bash as `DEERFLOW_CHANNEL_USER_ID` for that call:
+ * in a group thread it tells the senders apart. It is informational, never proof of identity.
  *
  * @throws SandboxError when the run has no thread id or an id has unsafe characters.
  */
@@ -298,9 +303,14 @@ export function createContextResolver(options: {
   return (config) => {
     const threadId = config.configurable?.thread_id;
     const userId = config.configurable?.user_id ?? 'default';
+    const channelUserId = config.configurable?.channel_user_id;
     if (typeof threadId !== 'string') throw new SandboxError('the sandbox needs a thread; this run has none');
     if (typeof userId !== 'string') throw new SandboxError('invalid user id');
     const paths = new SandboxPaths({ dataDir: options.dataDir, skillsDir: options.skillsDir, userId, threadId });
-    return { paths, perCallEnv: { DEERFLOW_CHANNEL_USER_ID: userId } };
+    const perCallEnv: Record<string, string> = {};
+    if (typeof channelUserId === 'string' && channelUserId !== '' && channelUserId.length <= MAX_CHANNEL_USER_ID_CHARS) {
+      perCallEnv.DEERFLOW_CHANNEL_USER_ID = channelUserId;
+    }
+    return { paths, perCallEnv };
   };
 }

@@ -290,6 +290,7 @@ class EmbeddedRuntime implements AgentRuntime {
           ...LeadAgent.configurableFor(turn),
           thread_id: run.thread_id,
           user_id: userId,
+          ...channelUserIdOf(request),
           checkpoint_ns: '',
         },
         recursionLimit,
@@ -431,6 +432,12 @@ function serializeUpdates(chunk: unknown): Record<string, unknown> {
 function runUserId(request: RunRequest): string {
   const fromRequest = request.context?.user_id ?? request.config?.configurable?.user_id;
   return typeof fromRequest === 'string' && fromRequest !== '' ? fromRequest : DEFAULT_USER_ID;
+}
+
+/** The chat sender's raw platform id, for `DEERFLOW_CHANNEL_USER_ID` in bash (chat runs only). */
+function channelUserIdOf(request: RunRequest): { channel_user_id?: string } {
+  const id = request.context?.channel_user_id;
+  return typeof id === 'string' ? { channel_user_id: id } : {};
 }
 
 /** Model and graph failures, described without the endpoint's text (it may echo keys or prompts). */

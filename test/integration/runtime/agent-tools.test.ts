@@ -22,7 +22,7 @@ function ask(text: string, context: Record<string, unknown> = {}, extra: Partial
   return {
     assistant_id: 'lead_agent',
     input: { messages: [{ role: 'human', content: text }] },
-    context: { user_id: 'alice', ...context },
+    context: { user_id: 'alice', channel_user_id: '100200300', ...context },
     ...extra,
   };
 }
@@ -109,14 +109,14 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
     expect(result).not.toContain(dataDir);
   });
 
-  it("never lets the server's secrets into bash, and injects the chat user's id for that call", async () => {
+  it("never lets the server's secrets into bash, and exports the chat sender's platform id for that call", async () => {
     model.enqueue({ toolCalls: [{ name: 'bash', args: { description: 'env', command: 'env' } }] }, { text: 'ok' });
     await runtime.waitRun(await newThread(), ask('show env'));
     const output = lastToolResult(model.requests[1] as FakeChatRequest);
     for (const secret of SECRET_VALUES) expect(output).not.toContain(secret);
     expect(output).not.toMatch(/^(OPENAI_API_KEY|GH_PAT|ADMIN_PASSWORD|DATABASE_URL)=/m);
     expect(output).toContain('HARMLESS_SETTING=visible');
-    expect(output).toContain('DEERFLOW_CHANNEL_USER_ID=alice');
+    expect(output).toContain('DEERFLOW_CHANNEL_USER_ID=100200300');
   });
 
   it('writes a file into the thread outputs and presents it', async () => {

@@ -11,7 +11,7 @@ import { createContextResolver, createSandboxTools } from '../../../../src/agent
 
 let root: string;
 let tools: Map<string, StructuredToolInterface>;
-const runConfig = { configurable: { thread_id: 'thread-1', user_id: 'user-1' } };
+const runConfig = { configurable: { thread_id: 'thread-1', user_id: 'user-1', channel_user_id: '4242' } };
 
 function hostDir(area: 'workspace' | 'uploads' | 'outputs'): string {
   return join(root, 'data', 'users', 'user-1', 'threads', 'thread-1', 'user-data', area);
@@ -140,7 +140,7 @@ describe('createSandboxTools', () => {
     const text = await call('bash', {
       command: 'pwd; echo hi > /mnt/user-data/outputs/r.txt; echo "user=$DEERFLOW_CHANNEL_USER_ID key=$OPENAI_API_KEY"',
     });
-    expect(text).toBe('/mnt/user-data/workspace\nuser=user-1 key=\n');
+    expect(text).toBe('/mnt/user-data/workspace\nuser=4242 key=\n');
     expect(readFileSync(join(hostDir('outputs'), 'r.txt'), 'utf8')).toBe('hi\n');
     expect(await call('bash', { command: 'ls /mnt/user-data/nope' })).toMatch(
       /^ls: cannot access '\/mnt\/user-data\/nope': No such file or directory\n\n\[exit code 2\]$/,
@@ -191,10 +191,14 @@ describe('createSandboxTools', () => {
 });
 
 describe('createContextResolver', () => {
-  it('builds paths for the configurable thread and user and injects the user id', () => {
-    const context = createContextResolver({ dataDir: '/d', skillsDir: '/s' })(runConfig);
+  it("builds paths for the configurable thread and user and exports the sender's platform id", () => {
+    const resolve = createContextResolver({ dataDir: '/d', skillsDir: '/s' });
+    const context = resolve(runConfig);
     expect(context.paths).toBeInstanceOf(SandboxPaths);
     expect(context.paths.workspaceDir).toBe('/d/users/user-1/threads/thread-1/user-data/workspace');
-    expect(context.perCallEnv).toEqual({ DEERFLOW_CHANNEL_USER_ID: 'user-1' });
+    expect(context.perCallEnv).toEqual({ DEERFLOW_CHANNEL_USER_ID: '4242' });
+    // Not a chat run, or an unusable id: nothing is exported (each call's environment starts clean).
+    expect(resolve({ configurable: { thread_id: 't', user_id: 'u' } }).perCallEnv).toEqual({});
+    expect(resolve({ configurable: { thread_id: 't', user_id: 'u', channel_user_id: 'x'.repeat(257) } }).perCallEnv).toEqual({});
   });
 });
