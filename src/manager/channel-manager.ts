@@ -1,22 +1,13 @@
-import { createdFilesText, presentedFiles, resolveOutputFiles } from '../agent/sandbox/artifacts.js';
+import { createdFilesText } from '../agent/sandbox/artifacts.js';
 import type { SandboxPaths } from '../agent/sandbox/paths.js';
-import { saveUploads, type UploadedFile } from '../agent/sandbox/uploads.js';
 import type { SlashSkillResolution } from '../agent/skills/slash.js';
-import type {
-  ChannelCapabilities,
-  ChannelEgress,
-  ChannelFiles,
-  CommandInfo,
-  InboundMessage,
-  OutboundFile,
-  Reply,
-  ReplyTarget,
-} from '../channel/types.js';
-import { AppError, ChannelError, describeError } from '../errors.js';
+import type { ChannelCapabilities, ChannelEgress, ChannelFiles, CommandInfo, InboundMessage, Reply, ReplyTarget } from '../channel/types.js';
+import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { type DedupeKey, type DedupeStore, dedupeKeyOf } from './dedupe.js';
+import { ConversationFiles } from './files.js';
 import { MESSAGES } from './messages.js';
 import { extractFinalText } from './response.js';
 import { StreamText, UpdateThrottle } from './stream-text.js';
@@ -66,10 +57,12 @@ interface RunResult {
 export class ChannelManager {
   readonly commands: readonly Command[];
   private readonly now: () => number;
+  private readonly files: ConversationFiles;
 
   constructor(private readonly deps: ChannelManagerDeps) {
     this.commands = deps.commands ?? builtinCommands;
     this.now = deps.now ?? Date.now;
+    this.files = new ConversationFiles(deps.sandboxPaths, deps.logger);
   }
 
   /** The commands ingress should classify as commands, with their descriptions. */
@@ -173,7 +166,7 @@ export class ChannelManager {
     }
     const userId = storageUserId(message);
     const threadId = await this.deps.threads.resolve(message);
-    const received = await this.receiveFiles(message, channel, userId, threadId, signal);
+    const received = await this.files.receive({ message, channel, userId, threadId, signal });
     const request = this.runRequest(message, threadId, [text, ...received.notes].filter((line) => line !== '').join('\n'), extraContext);
     if (received.uploads.length > 0) {
       const input = request.input?.messages[0];
@@ -199,10 +192,10 @@ export class ChannelManager {
       }
       throw error;
     }
-    const outputs = result.failed ? { files: [], names: [] } : await this.presentedOutputs(result.values, userId, threadId);
+    const outputs = result.failed ? { files: [], names: [] } : await this.files.presented(result.values, userId, threadId);
     const filesLine = createdFilesText(outputs.names);
     await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply);
-    await this.sendFiles(message, channel, outputs.files);
+    await this.files.send(channel, replyTargetOf(message), outputs.files);
     return { failed: result.failed };
   }
 
@@ -255,61 +248,6 @@ export class ChannelManager {
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run failed');
       const notice = error instanceof AppError && error.code === 'RECURSION_LIMIT' ? error.userMessage : undefined;
       return { failed: true, text: signal.aborted ? MESSAGES.shuttingDown : (notice ?? MESSAGES.streamError) };
-    }
-  }
-
-  /**
-   * Reference §4.9: downloads the message's files through the platform and saves them in the
-   * thread's uploads. A file that cannot be fetched becomes a note the agent reads instead.
-   */
-  private async receiveFiles(
-    message: InboundMessage,
-    channel: ChannelHandle,
-    userId: string,
-    threadId: string,
-    signal: AbortSignal,
-  ): Promise<{ uploads: UploadedFile[]; notes: string[] }> {
-    const files = message.files ?? [];
-    if (files.length === 0) return { uploads: [], notes: [] };
-    const platform = channel.displayName ?? message.channel;
-    const notes: string[] = [];
-    const fetched: { name: string; bytes: Uint8Array; isImage: boolean }[] = [];
-    for (const file of files) {
-      try {
-        if (!channel.files || !this.deps.sandboxPaths) throw new ChannelError(message.channel, 'FILE_UNAVAILABLE', 'files not supported here');
-        fetched.push({ name: file.name, bytes: await channel.files.download(file, signal), isImage: file.isImage });
-      } catch (error) {
-        const reason = error instanceof AppError && error.userMessage ? error.userMessage : 'download failed';
-        this.deps.logger.warn({ threadId, err: describeError(error) }, 'inbound file not received');
-        notes.push(MESSAGES.attachmentUnavailable(platform, file.name, reason));
-      }
-    }
-    if (fetched.length === 0 || !this.deps.sandboxPaths) return { uploads: [], notes };
-    try {
-      return { uploads: await saveUploads(this.deps.sandboxPaths(userId, threadId), fetched), notes };
-    } catch (error) {
-      this.deps.logger.error({ threadId, err: describeError(error) }, 'inbound files could not be saved');
-      return { uploads: [], notes: [...notes, ...fetched.map((file) => MESSAGES.attachmentUnavailable(platform, file.name, 'could not be saved'))] };
-    }
-  }
-
-  /** Reference §4.8: the files the agent presented this turn, and every name for the text line. */
-  private async presentedOutputs(values: unknown, userId: string, threadId: string): Promise<{ files: OutboundFile[]; names: string[] }> {
-    const presented = presentedFiles(values);
-    if (presented.length === 0 || !this.deps.sandboxPaths) return { files: [], names: [] };
-    const { files, unresolved } = await resolveOutputFiles(this.deps.sandboxPaths(userId, threadId), presented);
-    if (unresolved.length > 0) this.deps.logger.warn({ threadId, count: unresolved.length }, 'presented files skipped: not regular files under outputs');
-    return { files, names: [...unresolved.map((path) => path.split('/').at(-1) ?? path), ...files.map((file) => file.name)] };
-  }
-
-  /** After the final text; one failing file never stops the others. */
-  private async sendFiles(message: InboundMessage, channel: ChannelHandle, files: readonly OutboundFile[]): Promise<void> {
-    if (files.length === 0 || !channel.files) return;
-    const target = replyTargetOf(message);
-    for (const file of files) {
-      await channel.files.send(target, file).catch((error: unknown) => {
-        this.deps.logger.warn({ chatId: message.chatId, size: file.size, err: describeError(error) }, 'file not delivered');
-      });
     }
   }
 
