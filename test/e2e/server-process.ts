@@ -20,6 +20,12 @@ export interface ServerProcess {
   /** Every JSON log line so far. */
   logs: Record<string, unknown>[];
   stderr: () => string;
+  /**
+   * Resolves with the first log line, already written or still to come, that `matches`; rejects
+   * after `timeoutMs` (default 10000). For work the server does in the background, where no
+   * chat message marks the end.
+   */
+  waitForLog(matches: (entry: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** SIGTERM, then wait for exit; resolves with the exit code. */
   stop(): Promise<number | null>;
   child: ChildProcess;
@@ -48,6 +54,7 @@ function spawnMain(args: string[], options: SpawnOptions): ChildProcess {
 export async function startServerProcess(args: string[], options: SpawnOptions = {}, timeoutMs = 30_000): Promise<ServerProcess> {
   const child = spawnMain(args, options);
   const logs: Record<string, unknown>[] = [];
+  const logListeners = new Set<(entry: Record<string, unknown>) => void>();
   let stderr = '';
   let buffered = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -64,6 +71,7 @@ export async function startServerProcess(args: string[], options: SpawnOptions =
         try {
           const entry = JSON.parse(line) as Record<string, unknown>;
           logs.push(entry);
+          for (const listener of [...logListeners]) listener(entry);
           if (entry.msg === 'server listening') {
             clearTimeout(timer);
             resolve(String(entry.url));
@@ -82,6 +90,23 @@ export async function startServerProcess(args: string[], options: SpawnOptions =
     url,
     logs,
     stderr: () => stderr,
+    waitForLog: (matches, timeoutMs = 10_000) => {
+      const found = logs.find(matches);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const listener = (entry: Record<string, unknown>): void => {
+          if (!matches(entry)) return;
+          clearTimeout(timer);
+          logListeners.delete(listener);
+          resolve(entry);
+        };
+        const timer = setTimeout(() => {
+          logListeners.delete(listener);
+          reject(new Error(`no matching server log line within ${timeoutMs} ms`));
+        }, timeoutMs);
+        logListeners.add(listener);
+      });
+    },
     child,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
