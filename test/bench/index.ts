@@ -1,27 +1,45 @@
 /**
- * `npm run bench [-- --chats N --messages M --conversations K --database-url postgres://…]`: every benchmark, each printing
- * its figures next to a baseline measured in the same run.
+ * `npm run bench [-- --only telegram,tools --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
+ * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
+ * in the same run.
  */
 import { parseArgs } from 'node:util';
 import { runTelegramBench } from './telegram.js';
+import { runToolBench } from './tools.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
+const BENCHES = ['telegram', 'tools'] as const;
+
 const { values } = parseArgs({
   options: {
+    only: { type: 'string', default: BENCHES.join(',') },
     chats: { type: 'string', default: '50' },
     messages: { type: 'string', default: '20' },
     conversations: { type: 'string', default: '10000' },
+    turns: { type: 'string', default: '30' },
     'database-url': { type: 'string' },
   },
 });
 
-await runTelegramBench({
-  chats: Number(values.chats),
-  messagesPerChat: Number(values.messages),
-  conversations: Number(values.conversations),
-  databaseUrl: values['database-url'],
-});
+const only = new Set(values.only.split(',').map((name) => name.trim()));
+const unknown = [...only].filter((name) => !(BENCHES as readonly string[]).includes(name));
+if (unknown.length > 0) {
+  process.stderr.write(`bench: --only: unknown benchmark ${unknown.join(', ')}; known: ${BENCHES.join(', ')}\n`);
+  process.exit(2);
+}
+
+if (only.has('telegram')) {
+  await runTelegramBench({
+    chats: Number(values.chats),
+    messagesPerChat: Number(values.messages),
+    conversations: Number(values.conversations),
+    databaseUrl: values['database-url'],
+  });
+}
+if (only.has('tools')) {
+  await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });
+}
 // Fakes and watchers hold timers; the figures are printed, so end here.
 process.exit(0);

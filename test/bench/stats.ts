@@ -10,6 +10,7 @@ export interface LatencySummary {
   count: number;
   perSecond: number;
   p50Ms: number;
+  p95Ms: number;
   p99Ms: number;
 }
 
@@ -19,12 +20,19 @@ export function summarize(latenciesMs: readonly number[], wallMs: number): Laten
     count: sorted.length,
     perSecond: (sorted.length / wallMs) * 1000,
     p50Ms: percentile(sorted, 50),
+    p95Ms: percentile(sorted, 95),
     p99Ms: percentile(sorted, 99),
   };
 }
 
 export function formatRow(name: string, summary: LatencySummary): string {
   return `${name.padEnd(24)} ${summary.perSecond.toFixed(1).padStart(9)} ${summary.p50Ms.toFixed(1).padStart(9)} ${summary.p99Ms.toFixed(1).padStart(9)}`;
+}
+
+/** `name` padded to 24, then p50, p95 and p99 in ms, each right-aligned in 9 characters. */
+export function formatPercentiles(name: string, summary: LatencySummary): string {
+  const cells = [summary.p50Ms, summary.p95Ms, summary.p99Ms].map((ms) => ms.toFixed(1).padStart(9));
+  return `${name.padEnd(24)} ${cells.join(' ')}`;
 }
 
 /** Resident set size of a process, in MiB, from /proc (Linux). */

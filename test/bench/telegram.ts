@@ -7,18 +7,12 @@
  * Latency is measured from "update available" (the fake queued it for getUpdates) to the call that
  * put the final text on screen (the last edit, or the last message).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
+import { ANSWER_PAD, answerTo, FinalWatcher } from './final-watcher.js';
+import { ROOT, startBenchServer, startProcess, stopProcess } from './server-process.js';
 import { formatRow, type LatencySummary, residentMiB, summarize } from './stats.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const ANSWER_PAD = ' — a short answer of about two hundred characters, streamed in small deltas the way a real model writes, so the server has partial updates to throttle and edit.';
 
 export interface TelegramBenchOptions {
   chats: number;
@@ -26,67 +20,6 @@ export interface TelegramBenchOptions {
   conversations: number;
   /** PostgreSQL URL for the server; absent → the embedded PGlite default. */
   databaseUrl?: string | undefined;
-}
-
-/** Starts a TypeScript entry point in its own process and resolves once it printed `readyLine`. */
-async function startProcess(args: string[], isReady: (line: string) => boolean): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', TSX, ...args], {
-    cwd: mkdtempSync(join(tmpdir(), 'dfc-bench-')),
-    env: { PATH: process.env.PATH ?? '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  // An orphaned bot would keep polling a port a later fake may reuse, and steal its updates.
-  process.once('exit', () => child.kill('SIGKILL'));
-  await new Promise<void>((resolve, reject) => {
-    let buffered = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      if (lines.some(isReady)) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`process exited with ${code} before it was ready`)));
-  });
-  child.stdout?.resume();
-  return child;
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-/**
- * Watches the fake for the call that shows each expected final text. One watcher for all
- * outstanding messages, reading only calls it has not seen.
- */
-class FinalWatcher {
-  private readonly pending = new Map<string, { sentAt: number; resolve: (latencyMs: number) => void }>();
-  private seen = 0;
-  private watching: Promise<unknown> | undefined;
-
-  constructor(private readonly telegram: FakeTelegram) {}
-
-  expect(finalText: string, sentAt: number): Promise<number> {
-    const done = new Promise<number>((resolve) => this.pending.set(finalText, { sentAt, resolve }));
-    this.watching ??= this.telegram.waitFor(() => this.scan(), 3_600_000);
-    return done;
-  }
-
-  private scan(): boolean {
-    const calls = this.telegram.calls;
-    for (; this.seen < calls.length; this.seen++) {
-      const call = calls[this.seen];
-      if (!call || (call.method !== 'sendMessage' && call.method !== 'editMessageText')) continue;
-      const entry = this.pending.get(String(call.params.text));
-      if (!entry) continue;
-      this.pending.delete(String(call.params.text));
-      entry.resolve(call.at - entry.sentAt);
-    }
-    return false;
-  }
 }
 
 /** Each chat sends its next message when the previous one's final text is on screen. */
@@ -100,7 +33,7 @@ async function drive(telegram: FakeTelegram, chats: number, perChat: number, fir
       for (let m = 0; m < perChat; m++) {
         const text = `q ${chatId}-${m}`;
         const sentAt = Date.now();
-        const final = watcher.expect(`Answer to ${text}${ANSWER_PAD}`, sentAt);
+        const final = watcher.expect(answerTo(text), sentAt);
         telegram.sendUserMessage({ chatId, chatType: 'private', text });
         latencies.push(await final);
       }
@@ -110,7 +43,7 @@ async function drive(telegram: FakeTelegram, chats: number, perChat: number, fir
 }
 
 function answering(model: FakeOpenAI): void {
-  model.respond = (request) => ({ text: `Answer to ${lastUserText(request.messages)}${ANSWER_PAD}` });
+  model.respond = (request) => ({ text: answerTo(lastUserText(request.messages)) });
 }
 
 export async function runTelegramBench(options: TelegramBenchOptions): Promise<void> {
@@ -125,24 +58,7 @@ export async function runTelegramBench(options: TelegramBenchOptions): Promise<v
   const model = new FakeOpenAI();
   await Promise.all([telegram.start(), model.start()]);
   answering(model);
-  const dir = mkdtempSync(join(tmpdir(), 'dfc-bench-'));
-  const configPath = join(dir, 'config.yaml');
-  writeFileSync(
-    configPath,
-    `server: { port: 0 }
-data_dir: ${join(dir, 'data')}
-${options.databaseUrl ? `database: { url: "${options.databaseUrl}" }` : ''}
-log: { level: info }  # the bench reads the "server listening" line
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
-channels:
-  max_concurrency: 5
-  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`,
-  );
-  const server = await startProcess([join(ROOT, 'src/main.ts'), '--config', configPath], (line) =>
-    line.includes('"server listening"'),
-  );
+  const server = await startBenchServer({ telegram, model, databaseUrl: options.databaseUrl });
   const idleMiB = await residentMiB(server.pid as number);
   await drive(telegram, Math.min(options.chats, 5), 2, 1_000_000); // warm-up: JIT, connections, first thread
   const oursAlone = await drive(telegram, 1, options.messagesPerChat, 500_000);

@@ -1,0 +1,100 @@
+/**
+ * Child processes of the benchmarks: the server started as `npm start` starts it, the baseline
+ * bot and probes, each a TypeScript entry point run through tsx in a fresh temporary folder.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { FakeOpenAI } from '../fakes/openai/index.js';
+import type { FakeTelegram } from '../fakes/telegram/index.js';
+
+/** The repository root, absolute, with a trailing slash. */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+/** Child processes and temporary folders of this run, cleaned up when the bench exits. */
+const children: ChildProcess[] = [];
+const temporaryDirs: string[] = [];
+process.once('exit', () => {
+  // An orphaned bot would keep polling a port a later fake may reuse, and steal its updates.
+  for (const child of children) child.kill('SIGKILL');
+  // A full run writes hundreds of MB of PGlite data.
+  for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function temporaryDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dfc-bench-'));
+  temporaryDirs.push(dir);
+  return dir;
+}
+
+/**
+ * Starts a TypeScript entry point in its own process (environment: `PATH` only) and resolves
+ * once a line of its stdout satisfies `isReady`; later stdout is read and dropped.
+ * The process is SIGKILLed when this one exits.
+ * @throws Error when the process exits before it was ready.
+ */
+export async function startProcess(args: string[], isReady: (line: string) => boolean): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', TSX, ...args], {
+    cwd: temporaryDir(),
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    let buffered = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      if (lines.some(isReady)) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`process exited with ${code} before it was ready`)));
+  });
+  child.stdout?.resume();
+  return child;
+}
+
+/** SIGTERM, then resolves once the process exited (at once when it already has). */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+export interface BenchServerOptions {
+  telegram: FakeTelegram;
+  model: FakeOpenAI;
+  /** PostgreSQL URL; absent → the embedded PGlite default. */
+  databaseUrl?: string | undefined;
+  /** `channels.telegram.allowed_users`; absent or empty → everyone may write and nobody gets bash. */
+  allowedUsers?: readonly number[];
+}
+
+/**
+ * Writes a config for the fakes in a fresh data folder and starts `src/main.ts` with it, as
+ * `npm start` does; resolves once the server logged that it listens.
+ */
+export async function startBenchServer(options: BenchServerOptions): Promise<ChildProcess> {
+  const { telegram, model, databaseUrl, allowedUsers = [] } = options;
+  const dir = temporaryDir();
+  const configPath = join(dir, 'config.yaml');
+  const allowed = allowedUsers.length > 0 ? `, allowed_users: [${allowedUsers.join(', ')}]` : '';
+  writeFileSync(
+    configPath,
+    `server: { port: 0 }
+data_dir: ${join(dir, 'data')}
+${databaseUrl ? `database: { url: "${databaseUrl}" }` : ''}
+log: { level: info }  # the bench reads the "server listening" line
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
+channels:
+  max_concurrency: 5
+  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1${allowed} }
+`,
+  );
+  return startProcess([join(ROOT, 'src/main.ts'), '--config', configPath], (line) => line.includes('"server listening"'));
+}
