@@ -1,3 +1,4 @@
+export * from './accounts.js';
 export * from './agent.js';
 export * from './channels.js';
 export * from './checkpoints.js';
