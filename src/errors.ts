@@ -8,6 +8,8 @@ export type ErrorCode =
   | 'BAD_REQUEST'
   | 'NOT_FOUND'
   | 'CONFLICT'
+  | 'RATE_LIMITED'
+  | 'TOO_MANY_PENDING_CODES'
   | 'THREAD_BUSY'
   | 'MODEL_NOT_CONFIGURED'
   | 'MODEL_FAILED'
@@ -22,6 +24,8 @@ export type ErrorCode =
   | 'FILE_UNAVAILABLE'
   | 'RECURSION_LIMIT'
   | 'UNPROCESSABLE'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
   | 'INTERNAL';
 
 export interface AppErrorOptions {

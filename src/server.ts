@@ -2,13 +2,17 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAgentServices } from './agent/services.js';
 import { InProcessBus } from './bus/in-process.js';
-import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
+import { ChannelConnections } from './accounts/connections.js';
+import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus, ChatBinder } from './channel/types.js';
 import type { Config } from './config/index.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
 import { SqlDedupeStore } from './db/repos/inbound-dedupe-repo.js';
+import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
+import { UsersRepo } from './db/repos/users-repo.js';
 import { describeError } from './errors.js';
 import { buildApp } from './gateway/app.js';
+import { createAuthenticator } from './gateway/auth.js';
 import type { HealthReport } from './gateway/types.js';
 import type { Logger } from './logger.js';
 import { ChannelManager } from './manager/channel-manager.js';
@@ -74,27 +78,47 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: logger.child({ component: 'bus' }),
   });
   const adapters = new Map<string, ChannelAdapter>();
+  let channelStatus: (adapter: ChannelAdapter) => ChannelStatus = () => ({ running: false });
+  const users = new UsersRepo(database.db);
+  const connections = new ChannelConnections({
+    db: database.db,
+    config: config.channel_connections,
+    platforms: options.platforms,
+    isRunning: (name) => {
+      const adapter = adapters.get(name);
+      return adapter !== undefined && channelStatus(adapter).running;
+    },
+    logger: logger.child({ component: 'connections' }),
+  });
   const manager = new ChannelManager({
     runtime,
-    threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
+    threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, new ConversationsRepo(database.db)),
+    ...(connections.isEnabled ? { identities: connections } : {}),
     dedupe: new SqlDedupeStore(database.db),
     channel: (name) => adapters.get(name),
     logger: logger.child({ component: 'manager' }),
     sandboxPaths: agent.sandboxPaths,
     resolveSkill: agent.resolveSkill,
   });
-  for (const adapter of createEnabledChannels(options, { intake: bus, commands: manager.commandInfo(), logger, now: Date.now })) {
+  const deps = { intake: bus, commands: manager.commandInfo(), logger, now: Date.now };
+  for (const adapter of createEnabledChannels(options, deps, (name) => (connections.offersBinding(name) ? connections : undefined))) {
     adapters.set(adapter.name, adapter);
   }
   warnAboutShellAccess(config, logger);
   bus.start((message, signal) => manager.handle(message, signal));
-  const channelStatus = await startChannels([...adapters.values()], logger);
+  channelStatus = await startChannels([...adapters.values()], logger);
 
   const app = await buildApp({
     runtime,
     health: () => reportHealth(database, runtime, [...adapters.values()].map((a) => [a.name, channelStatus(a)])),
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
+    auth: {
+      authenticator: createAuthenticator({ adminToken: config.auth.admin_token, users }),
+      // With accounts in use the API acts for someone; a single-user server stays open on loopback.
+      requireForApi: connections.isEnabled,
+    },
+    accounts: { users, connections },
     channelRoutes: [...adapters.values()].flatMap((a) => (a.routes ? [{ name: a.name, routes: a.routes }] : [])),
   });
   const url = await app.listen({ host: config.server.host, port: config.server.port });
@@ -127,12 +151,17 @@ function warnAboutShellAccess(config: Config, logger: Logger): void {
   }
 }
 
-/** One adapter per platform whose `channels.<name>` block asks for it. */
-function createEnabledChannels(options: StartServerOptions, deps: ChannelDeps): ChannelAdapter[] {
+/** One adapter per platform whose `channels.<name>` block asks for it; binding where it is offered. */
+function createEnabledChannels(
+  options: StartServerOptions,
+  deps: ChannelDeps,
+  binderFor: (platform: string) => ChatBinder | undefined,
+): ChannelAdapter[] {
   return options.platforms.flatMap((platform) => {
     const channelConfig = (options.config.channels as Record<string, unknown>)[platform.name];
     if (channelConfig === undefined || !platform.isEnabled(channelConfig)) return [];
-    return [platform.create(channelConfig, { ...deps, logger: deps.logger.child({ channel: platform.name }) })];
+    const binder = binderFor(platform.name);
+    return [platform.create(channelConfig, { ...deps, ...(binder ? { binder } : {}), logger: deps.logger.child({ channel: platform.name }) })];
   });
 }
 

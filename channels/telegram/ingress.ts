@@ -1,7 +1,7 @@
 import type { Bot } from 'grammy';
-import type { Message } from 'grammy/types';
+import type { Message, User } from 'grammy/types';
 import type { RateGate } from '../../src/channel/rate-gate.js';
-import type { ChannelDeps, ChannelStatus, InboundMessage, InboundReservation } from '../../src/channel/types.js';
+import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { describeError } from '../../src/errors.js';
 import { classifyText } from '../../src/channel/commands.js';
 import { normalizeCommand, parseStartCommand } from './commands.js';
@@ -20,6 +20,7 @@ export const TELEGRAM_REPLIES = {
 export type MessageDecision =
   | { action: 'ignore'; reason: 'no-sender' | 'bot-sender' | 'empty' | 'other-bot' | 'not-allowed' }
   | { action: 'welcome' }
+  | { action: 'bind'; request: ChatBindRequest }
   | { action: 'forward'; message: Omit<InboundMessage, 'replyTo' | 'receivedAt'> };
 
 export interface DecideContext {
@@ -27,6 +28,8 @@ export interface DecideContext {
   /** Empty allows everyone. */
   allowedUsers: ReadonlySet<number>;
   commandNames: ReadonlySet<string>;
+  /** `/start <code>` binds the sender (reference §5.3); false when binding is not configured. */
+  canBind: boolean;
 }
 
 /**
@@ -45,7 +48,9 @@ export function decideMessage(message: Message, context: DecideContext): Message
   if (raw.length === 0 && files.length === 0) return { action: 'ignore', reason: 'empty' };
   const text = normalizeCommand(raw, context.botUsername);
   if (text === undefined) return { action: 'ignore', reason: 'other-bot' };
-  // TODO(#4): `/start <code>` binds this chat identity to a server user here, before the allow-list.
+  // Before the allow-list (reference §8.1 step 5): someone not yet listed can still bind.
+  const code = parseStartCommand(text);
+  if (code && context.canBind) return { action: 'bind', request: bindRequestOf(message, from, code) };
   const isAllowed = context.allowedUsers.size === 0 || context.allowedUsers.has(from.id);
   if (!isAllowed) return { action: 'ignore', reason: 'not-allowed' };
   if (parseStartCommand(text) !== undefined) return { action: 'welcome' };
@@ -70,6 +75,18 @@ export function decideMessage(message: Message, context: DecideContext): Message
       isPrivateChat: isPrivateChatType(message.chat.type),
       ...(files.length === 0 ? {} : { files }),
     },
+  };
+}
+
+/** Reference §8.1: Telegram binds per user per chat; the name is the full name, else the username. */
+function bindRequestOf(message: Message, from: User, code: string): ChatBindRequest {
+  const fullName = [from.first_name, from.last_name].filter(Boolean).join(' ');
+  return {
+    identity: { externalAccountId: String(from.id), workspaceId: String(message.chat.id) },
+    code,
+    accountName: fullName || from.username || String(from.id),
+    ...('title' in message.chat && message.chat.title ? { workspaceName: message.chat.title } : {}),
+    metadata: { chat_id: message.chat.id, chat_type: message.chat.type, telegram_username: from.username ?? null },
   };
 }
 
@@ -207,11 +224,21 @@ export class TelegramIngress {
       botUsername: this.options.bot.botInfo.username,
       allowedUsers: this.allowedUsers,
       commandNames: this.commandNames,
+      canBind: deps.binder !== undefined,
     });
     const chatId = String(message.chat.id);
     if (decision.action === 'ignore') {
       const level = decision.reason === 'not-allowed' ? 'info' : 'debug';
       deps.logger[level]({ chatId, userId: message.from?.id, reason: decision.reason }, 'Telegram message ignored');
+      return;
+    }
+    if (decision.action === 'bind') {
+      const binder = deps.binder as ChatBinder;
+      // The code stays out of logs: only the outcome's reply is sent, and it never contains it.
+      this.enqueue(chatId, async () => {
+        const text = await binder.bind('telegram', decision.request);
+        await this.sendIfOpen(chatId, text, String(message.message_id));
+      });
       return;
     }
     if (decision.action === 'welcome') {

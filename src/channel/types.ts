@@ -71,6 +71,12 @@ export interface InboundMessage {
   receivedAt: number;
   /** Files attached to the message; their bytes are fetched by the worker through `ChannelFiles`. */
   files?: InboundFile[];
+  /**
+   * Set by the manager's identity gate, never by ingress: the server account this chat identity
+   * is bound to, and the binding. The message then runs as that user.
+   */
+  ownerUserId?: string;
+  connectionId?: string;
 }
 
 /**
@@ -185,9 +191,37 @@ export interface CommandInfo {
   description: string;
 }
 
+/** A chat identity, as the platform names it (reference §8.1 table). */
+export interface ChatIdentity {
+  externalAccountId: string;
+  /** The scope a binding holds in: Telegram binds per chat, Slack per team; absent = none. */
+  workspaceId?: string;
+}
+
+/** A connect code someone sent in a chat, with what the platform knows about them. */
+export interface ChatBindRequest {
+  identity: ChatIdentity;
+  /** As typed; core never logs or echoes it. */
+  code: string;
+  accountName?: string;
+  workspaceName?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Binds chat identities to server accounts (reference §5.3, §8.1). Adapters call it before
+ * `allowed_users`, so a person not yet allow-listed can bind; they send back the reply text.
+ */
+export interface ChatBinder {
+  /** Consumes the code and binds; resolves with the reply to show in the chat. Never throws. */
+  bind(provider: string, request: ChatBindRequest): Promise<string>;
+}
+
 /** What core hands every adapter. */
 export interface ChannelDeps {
   intake: InboundIntake;
+  /** Present when `channel_connections` is enabled for this platform. */
+  binder?: ChatBinder;
   /** The chat commands; other slash words are chat. Platforms with a command menu may list them. */
   commands: readonly CommandInfo[];
   logger: Logger;
@@ -195,9 +229,24 @@ export interface ChannelDeps {
   now: () => number;
 }
 
+/** How the console tells a person to send their code (reference §8.1 step 3). */
+export interface ConnectOffer {
+  mode: 'deep_link' | 'binding_code';
+  url: string | null;
+  instruction: string;
+}
+
 /** A platform: its config schema and a factory. Registered in `channels/index.ts`. */
 export interface ChannelDefinition<Config = unknown> {
   name: string;
+  /** As users read it, e.g. `Telegram`. */
+  displayName: string;
+  /**
+   * The console's offer for a fresh code; default: `Send /connect <code> to the DeerFlow <name>
+   * bot.` Returns a reason string when the platform's `channel_connections` block lacks
+   * something it needs (Telegram: `bot_username`).
+   */
+  connectOffer?(code: string, connection: { bot_username?: string | undefined }): ConnectOffer | string;
   /** Validates `channels.<name>` of config.yaml. */
   configSchema: z.ZodType<Config>;
   /** Whether the parsed config asks for this channel to run. */

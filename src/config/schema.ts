@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelsConfigSchema } from '../agent/config.js';
+import { channelConnectionsConfigSchema } from '../accounts/config.js';
 import { goalsConfigSchema } from '../agent/goals/config.js';
 import { memoryConfigSchema } from '../agent/memory/config.js';
 import { sandboxConfigSchema } from '../agent/sandbox/config.js';
@@ -50,12 +51,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
       })
       .prefault({}),
     channels: z.looseObject({ ...intakeConfigShape, ...platformShape }).prefault({}),
-    channel_connections: z
-      .looseObject({
-        enabled: z.boolean().default(false).describe('Require people to bind their chat identity to a server user.'),
-        require_bound_identity: z.boolean().default(true),
-      })
-      .prefault({}),
+    channel_connections: channelConnectionsConfigSchema,
   })
     .superRefine((config, context) => {
       // Settings that name a model must name one that exists, or the first run would fail instead of start-up.

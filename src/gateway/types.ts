@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { ChannelConnections } from '../accounts/connections.js';
 import type { SkillRegistry } from '../agent/skills/index.js';
+import type { UsersRepo } from '../db/repos/users-repo.js';
+import type { Authenticator } from './auth.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
 
@@ -30,4 +33,12 @@ export interface GatewayDeps {
   channelRoutes?: ChannelRoutes[];
   /** Serves `/api/skills` when given. */
   skills?: SkillRegistry;
+  /** Bearer-key authentication of `/api/*` (webhooks excepted). */
+  auth?: {
+    authenticator: Authenticator;
+    /** Every `/api` request needs a key (multi-user mode); otherwise only account routes do. */
+    requireForApi: boolean;
+  };
+  /** Serves `/api/me`, `/api/users` and `/api/channels/*` when given. */
+  accounts?: { users: UsersRepo; connections: ChannelConnections };
 }

@@ -1,7 +1,16 @@
 import { createdFilesText } from '../agent/sandbox/artifacts.js';
 import type { SandboxPaths } from '../agent/sandbox/paths.js';
 import type { SlashSkillResolution } from '../agent/skills/slash.js';
-import type { ChannelCapabilities, ChannelEgress, ChannelFiles, CommandInfo, InboundMessage, Reply, ReplyTarget } from '../channel/types.js';
+import type {
+  ChannelCapabilities,
+  ChannelEgress,
+  ChannelFiles,
+  ChatIdentity,
+  CommandInfo,
+  InboundMessage,
+  Reply,
+  ReplyTarget,
+} from '../channel/types.js';
 import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunRequest } from '../runtime/types.js';
@@ -36,6 +45,15 @@ export interface ChannelManagerDeps {
   sandboxPaths?: (userId: string, threadId: string) => SandboxPaths;
   /** Resolves `/<skill> task` messages; absent = no skills, such messages are plain chat. */
   resolveSkill?: (text: string) => Promise<SlashSkillResolution>;
+  /** Bound identities (reference §4.4); absent = nobody is bound, every sender runs as themselves. */
+  identities?: IdentityGate;
+}
+
+/** Who a chat identity is on this server. */
+export interface IdentityGate {
+  /** Unbound senders are turned away with the reference text. */
+  readonly requiresBoundIdentity: boolean;
+  findBinding(provider: string, identity: ChatIdentity): Promise<{ id: string; ownerUserId: string } | undefined>;
 }
 
 /** How one chat turn ended, for deciding whether a redelivery may retry. */
@@ -87,6 +105,12 @@ export class ChannelManager {
     let reply: Reply | undefined;
     try {
       reply = channel.egress.reply(replyTargetOf(message));
+      const identified = await this.identify(message, log);
+      if (typeof identified === 'string') {
+        await reply.finish(identified);
+        return;
+      }
+      message = identified;
       const outcome =
         message.kind === 'command'
           ? await this.handleCommand(message, reply, channel, signal)
@@ -99,6 +123,29 @@ export class ChannelManager {
         ?.finish(MESSAGES.internalError)
         .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
     }
+  }
+
+  /**
+   * Reference §4.4: runs the message as the account its sender is bound to; with
+   * `require_bound_identity`, an unbound sender gets the text saying how to connect (commands
+   * included) and nothing runs. Resolves with the message to run, or the reply text instead.
+   */
+  private async identify(message: InboundMessage, log: Logger): Promise<InboundMessage | string> {
+    const gate = this.deps.identities;
+    if (!gate) return message;
+    let binding: { id: string; ownerUserId: string } | undefined;
+    try {
+      binding = await gate.findBinding(message.channel, {
+        externalAccountId: message.userId,
+        ...(message.workspaceId === undefined ? {} : { workspaceId: message.workspaceId }),
+      });
+    } catch (error) {
+      log.error({ err: describeError(error) }, 'identity lookup failed');
+      if (gate.requiresBoundIdentity) return MESSAGES.identityUnavailable;
+      return message;
+    }
+    if (binding) return { ...message, ownerUserId: binding.ownerUserId, connectionId: binding.id };
+    return gate.requiresBoundIdentity ? MESSAGES.unboundIdentity : message;
   }
 
   private async handleCommand(message: InboundMessage, reply: Reply, channel: ChannelHandle, signal: AbortSignal): Promise<TurnOutcome> {
@@ -262,7 +309,8 @@ export class ChannelManager {
         channel_name: message.channel,
         user_id: storageUserId(message),
         channel_user_id: message.userId,
-        trusted_sender: message.senderIsAllowlisted === true,
+        // Bound senders are known people; allow-listed ones were vouched for by the operator.
+        trusted_sender: message.senderIsAllowlisted === true || message.ownerUserId !== undefined,
         ...extraContext,
       },
     };
@@ -284,11 +332,11 @@ export class ChannelManager {
 }
 
 /**
- * Whose sandbox and memory a message uses (reference §4.5): the sender's platform id made safe.
- * Bound identities (their server account) take its place once accounts exist.
+ * Whose sandbox and memory a message uses (reference §4.5): the account a bound sender owns,
+ * else the sender's platform id made safe.
  */
 function storageUserId(message: InboundMessage): string {
-  return safeUserId(message.userId);
+  return message.ownerUserId ?? safeUserId(message.userId);
 }
 
 /** The data of a run stream's `error` event. */

@@ -1,5 +1,8 @@
 /** Every text the manager shows a user, in one place (reference §4.11, §5). */
 export const MESSAGES = {
+  unboundIdentity: 'Connect this channel from DeerFlow Settings, complete the in-channel connect step, then send your message again.',
+  identityUnavailable:
+    'Channel connection verification is temporarily unavailable. Please try again later or contact the DeerFlow operator.',
   threadBusy: 'This conversation is already processing another request. Please wait for it to finish and try again.',
   internalError: 'An internal error occurred. Please try again.',
   streamError: 'An error occurred while processing your request. Please try again.',

@@ -1,4 +1,5 @@
 import type { InboundMessage } from '../channel/types.js';
+import type { ConversationsRepo } from '../db/repos/conversations-repo.js';
 import type { ConversationKey, ThreadMapRepo } from '../db/repos/thread-map-repo.js';
 import type { AgentRuntime } from '../runtime/types.js';
 
@@ -6,27 +7,60 @@ function conversationOf(message: InboundMessage): ConversationKey {
   return { channel: message.channel, chatId: message.chatId, topicId: message.topicId };
 }
 
+/** Where a conversation's thread is recorded: per binding for bound senders, per chat otherwise. */
+interface ThreadMap {
+  find(message: InboundMessage): Promise<string | undefined>;
+  insertIfAbsent(message: InboundMessage, threadId: string): Promise<string>;
+  replace(message: InboundMessage, threadId: string): Promise<void>;
+}
+
+function threadMapOf(repo: ThreadMapRepo, conversations: ConversationsRepo | undefined): ThreadMap {
+  const boundKey = (message: InboundMessage) => ({
+    connectionId: message.connectionId as string,
+    chatId: message.chatId,
+    ...(message.topicId === undefined ? {} : { topicId: message.topicId }),
+  });
+  const isBound = (message: InboundMessage) => message.connectionId !== undefined && conversations !== undefined;
+  return {
+    find: (message) => (isBound(message) ? (conversations as ConversationsRepo).find(boundKey(message)) : repo.find(conversationOf(message))),
+    insertIfAbsent: (message, threadId) =>
+      isBound(message)
+        ? (conversations as ConversationsRepo).insertIfAbsent(boundKey(message), threadId)
+        : repo.insertIfAbsent(conversationOf(message), threadId, message.userId),
+    replace: (message, threadId) =>
+      isBound(message)
+        ? (conversations as ConversationsRepo).replace(boundKey(message), threadId)
+        : repo.replace(conversationOf(message), threadId, message.userId),
+  };
+}
+
 /**
- * Finds or creates the agent thread of a conversation. Concurrent first messages of one
+ * Finds or creates the agent thread of a conversation. A bound sender's conversations are kept
+ * per binding (reference §8.2 `channel_conversations`), so two bound people in one group chat
+ * each get their own thread. Concurrent first messages of one
  * conversation share a single creation (reference §3.4); across processes the mapping's
  * primary key decides the winner and the loser adopts its thread.
  */
 export class ThreadResolver {
   private readonly creating = new Map<string, Promise<string>>();
+  private readonly map: ThreadMap;
 
   constructor(
-    private readonly repo: ThreadMapRepo,
+    repo: ThreadMapRepo,
     private readonly runtime: AgentRuntime,
-  ) {}
+    conversations?: ConversationsRepo,
+  ) {
+    this.map = threadMapOf(repo, conversations);
+  }
 
   find(message: InboundMessage): Promise<string | undefined> {
-    return this.repo.find(conversationOf(message));
+    return this.map.find(message);
   }
 
   async resolve(message: InboundMessage): Promise<string> {
     const existing = await this.find(message);
     if (existing) return existing;
-    const key = JSON.stringify(conversationOf(message));
+    const key = JSON.stringify([conversationOf(message), message.connectionId ?? null]);
     let pending = this.creating.get(key);
     if (!pending) {
       pending = this.create(message).finally(() => this.creating.delete(key));
@@ -38,7 +72,7 @@ export class ThreadResolver {
   /** Starts a fresh thread for the conversation and points it there (`/new`). */
   async startNew(message: InboundMessage): Promise<string> {
     const thread = await this.runtime.createThread({ metadata: channelSource(message) });
-    await this.repo.replace(conversationOf(message), thread.thread_id, message.userId);
+    await this.map.replace(message, thread.thread_id);
     return thread.thread_id;
   }
 
@@ -46,7 +80,7 @@ export class ThreadResolver {
     const existing = await this.find(message);
     if (existing) return existing;
     const thread = await this.runtime.createThread({ metadata: channelSource(message) });
-    return this.repo.insertIfAbsent(conversationOf(message), thread.thread_id, message.userId);
+    return this.map.insertIfAbsent(message, thread.thread_id);
   }
 }
 

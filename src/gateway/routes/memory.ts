@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AgentRuntime } from '../../runtime/types.js';
 import { errorResponses } from '../error-handler.js';
@@ -29,17 +30,27 @@ const memorySchema = z.object({
   ),
 });
 
+/**
+ * Whose memory a request means: a signed-in user always their own; the operator or an
+ * unauthenticated single-user server the `user_id` asked for, else `default`.
+ */
+function memoryUserOf(request: FastifyRequest, query: z.infer<typeof memoryQuerySchema>): string {
+  const principal = request.principal;
+  if (principal?.kind === 'user') return principal.user.id;
+  return query.user_id ?? DEFAULT_USER_ID;
+}
+
 /** `GET /memory` and `DELETE /memory` (at `/api`): what the server remembers about a user. */
 export const memoryRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, { runtime }) => {
   app.get(
     '/memory',
     { schema: { querystring: memoryQuerySchema, response: { 200: memorySchema, ...errorResponses } } },
-    async (request) => runtime.getMemory(request.query.user_id ?? DEFAULT_USER_ID),
+    async (request) => runtime.getMemory(memoryUserOf(request, request.query)),
   );
 
   app.delete(
     '/memory',
     { schema: { querystring: memoryQuerySchema, response: { 200: z.object({ removed: z.number() }), ...errorResponses } } },
-    async (request) => ({ removed: await runtime.clearMemory(request.query.user_id ?? DEFAULT_USER_ID) }),
+    async (request) => ({ removed: await runtime.clearMemory(memoryUserOf(request, request.query)) }),
   );
 };

@@ -1,0 +1,235 @@
+import type { ChatBinder, ChatBindRequest, ChatIdentity, ChannelDefinition, ConnectOffer } from '../channel/types.js';
+import type { Database } from '../db/index.js';
+import { ConnectCodesRepo } from '../db/repos/connect-codes-repo.js';
+import { type ConnectionRecord, ConnectionsRepo } from '../db/repos/connections-repo.js';
+import { AppError, describeError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ChannelConnectionsConfig, ProviderConnectionConfig } from './config.js';
+
+/** A platform as the console shows it (reference §8.4 `ChannelProvider`, the fields we have). */
+export interface ProviderInfo {
+  provider: string;
+  display_name: string;
+  enabled: boolean;
+  configured: boolean;
+  connectable: boolean;
+  unavailable_reason: string | null;
+  auth_mode: ConnectOffer['mode'];
+  connection_status: 'connected' | 'not_connected' | 'revoked';
+}
+
+export interface ConnectionInfo {
+  id: string;
+  provider: string;
+  status: 'connected' | 'revoked';
+  external_account_id: string;
+  external_account_name: string | null;
+  workspace_id: string | null;
+  workspace_name: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConnectResponse extends ConnectOffer {
+  provider: string;
+  code: string;
+  expires_in: number;
+}
+
+export interface ChannelConnectionsOptions {
+  db: Database;
+  config: ChannelConnectionsConfig;
+  /** The registered platforms: names, display names, connect offers. */
+  platforms: readonly ChannelDefinition[];
+  /** Whether a platform's channel is running in this server (its config block enabled and started). */
+  isRunning: (provider: string) => boolean;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/** Reference §8.4 texts. */
+const TEXT = {
+  disabled: 'Channel connections are disabled',
+  unknownProvider: 'Unknown channel provider',
+  providerDisabled: 'Channel provider is not enabled',
+  notRunning: (display: string) => `${display} channel is configured but is not running. Check the credentials and service logs.`,
+  connectionNotFound: 'Channel connection not found',
+  connected: (display: string) => `${display} connected to DeerFlow.`,
+  // Platforms that bind through a link (Telegram) speak of the link, the others of the code.
+  invalidCode: (display: string, mode: ConnectOffer['mode']) => `${display} connection ${mode === 'deep_link' ? 'link' : 'code'} is invalid or expired.`,
+  notCompleted: (display: string) => `${display} connection could not be completed from this message.`,
+  tooManyAttempts: 'Too many connection attempts from this account. Wait a minute, then send the newest code from the DeerFlow console.',
+} as const;
+
+const FAILED_ATTEMPTS_WINDOW_MS = 60_000;
+
+/**
+ * Binding chat identities to server accounts (reference §8): codes minted for the console,
+ * consumed once from a chat, connections listed and revoked, and the lookup the identity gate
+ * uses. Platform differences come from the `ChannelDefinition`s.
+ */
+export class ChannelConnections implements ChatBinder {
+  private readonly codes: ConnectCodesRepo;
+  private readonly connections: ConnectionsRepo;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: ChannelConnectionsOptions) {
+    this.codes = new ConnectCodesRepo(options.db);
+    this.connections = new ConnectionsRepo(options.db);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  get isEnabled(): boolean {
+    return this.options.config.enabled;
+  }
+
+  /** Whether people may bind `provider` identities (connections on, and the platform's block enabled). */
+  offersBinding(provider: string): boolean {
+    return this.isEnabled && this.providerConfig(provider)?.enabled === true;
+  }
+
+  /** Whether unbound senders are turned away (`enabled` and `require_bound_identity`). */
+  get requiresBoundIdentity(): boolean {
+    return this.options.config.enabled && this.options.config.require_bound_identity;
+  }
+
+  /** Platforms enabled under `channel_connections`, with the owner's connection status. */
+  async providers(ownerUserId: string): Promise<ProviderInfo[]> {
+    if (!this.isEnabled) return [];
+    const rows = await this.connections.listForOwner(ownerUserId);
+    return this.options.platforms.flatMap((platform) => {
+      const connection = this.providerConfig(platform.name);
+      if (!connection?.enabled) return [];
+      const offer = this.offer(platform, 'CODE', connection);
+      const reason = typeof offer === 'string' ? offer : this.options.isRunning(platform.name) ? null : TEXT.notRunning(platform.displayName);
+      const newest = rows.find((row) => row.provider === platform.name);
+      return [
+        {
+          provider: platform.name,
+          display_name: platform.displayName,
+          enabled: true,
+          configured: typeof offer !== 'string',
+          connectable: reason === null,
+          unavailable_reason: reason,
+          auth_mode: typeof offer === 'string' ? 'binding_code' : offer.mode,
+          connection_status: newest?.status ?? 'not_connected',
+        },
+      ];
+    });
+  }
+
+  /**
+   * A fresh one-time code for `provider` (reference §8.1).
+   *
+   * @throws AppError 400 when connections or the provider are off or not usable, 404 for an
+   *   unknown provider, 429 at the pending-code cap.
+   */
+  async connect(ownerUserId: string, provider: string): Promise<ConnectResponse> {
+    if (!this.isEnabled) throw badRequest(TEXT.disabled);
+    const platform = this.options.platforms.find((p) => p.name === provider);
+    if (!platform) throw new AppError('NOT_FOUND', 'unknown channel provider', { status: 404, userMessage: TEXT.unknownProvider });
+    const connection = this.providerConfig(provider);
+    if (!connection?.enabled) throw badRequest(TEXT.providerDisabled);
+    const unavailable = this.offer(platform, 'CODE', connection);
+    if (typeof unavailable === 'string') throw badRequest(unavailable);
+    if (!this.options.isRunning(provider)) throw badRequest(TEXT.notRunning(platform.displayName));
+    const ttlSeconds = this.options.config.code_ttl_seconds;
+    const { code } = await this.codes.mint({
+      ownerUserId,
+      provider,
+      ttlMs: ttlSeconds * 1000,
+      maxPending: this.options.config.max_pending_codes,
+      now: this.now(),
+    });
+    return { provider, code, expires_in: ttlSeconds, ...(this.offer(platform, code, connection) as ConnectOffer) };
+  }
+
+  async list(ownerUserId: string): Promise<ConnectionInfo[]> {
+    if (!this.isEnabled) return [];
+    return (await this.connections.listForOwner(ownerUserId)).map(toConnectionInfo);
+  }
+
+  /** @throws AppError 400 when disabled; NotFoundError for unknown ids and other owners' ids alike. */
+  async disconnect(connectionId: string, ownerUserId: string): Promise<void> {
+    if (!this.isEnabled) throw badRequest(TEXT.disabled);
+    if (!(await this.connections.disconnect(connectionId, ownerUserId))) {
+      throw new AppError('NOT_FOUND', 'channel connection not found', { status: 404, userMessage: TEXT.connectionNotFound });
+    }
+  }
+
+  /** The connected binding of a chat identity, for the identity gate. */
+  findBinding(provider: string, identity: ChatIdentity): Promise<ConnectionRecord | undefined> {
+    return this.connections.findActive({ provider, externalAccountId: identity.externalAccountId, workspaceId: identity.workspaceId ?? '' });
+  }
+
+  /**
+   * In chat (reference §5.3): a sender past `max_failed_codes_per_minute` wrong codes is refused
+   * without the code being read; otherwise the code is consumed once and the identity bound to
+   * its owner, taking it over from any previous owner. The code never reaches a log.
+   */
+  async bind(provider: string, request: ChatBindRequest): Promise<string> {
+    const platform = this.options.platforms.find((p) => p.name === provider);
+    const display = platform?.displayName ?? provider;
+    const identity = { provider, externalAccountId: request.identity.externalAccountId, workspaceId: request.identity.workspaceId ?? '' };
+    const log = this.options.logger.child({ provider, externalAccountId: identity.externalAccountId });
+    try {
+      const since = new Date(this.now().getTime() - FAILED_ATTEMPTS_WINDOW_MS);
+      const failures = await this.connections.countRejectedCodes({ provider, externalAccountId: identity.externalAccountId, since });
+      if (failures >= this.options.config.max_failed_codes_per_minute) {
+        log.warn('connect code refused: too many wrong codes from this account');
+        return TEXT.tooManyAttempts;
+      }
+      const owner = this.isEnabled ? await this.codes.consume({ provider, code: request.code, now: this.now() }) : undefined;
+      if (owner === undefined) {
+        await this.connections.recordRejectedCode(identity);
+        log.info('connect code rejected');
+        return TEXT.invalidCode(display, this.modeOf(platform));
+      }
+      const { connection, previousOwnerIds } = await this.connections.bind({
+        ownerUserId: owner,
+        identity,
+        ...(request.accountName === undefined ? {} : { externalAccountName: request.accountName }),
+        ...(request.workspaceName === undefined ? {} : { workspaceName: request.workspaceName }),
+        ...(request.metadata === undefined ? {} : { metadata: request.metadata }),
+      });
+      log.info({ connectionId: connection.id, ownerUserId: owner, tookOverFrom: previousOwnerIds.length }, 'chat identity bound');
+      return TEXT.connected(display);
+    } catch (error) {
+      log.error({ err: describeError(error) }, 'connect code could not be processed');
+      return TEXT.notCompleted(display);
+    }
+  }
+
+  private modeOf(platform: ChannelDefinition | undefined): ConnectOffer['mode'] {
+    const offer = platform ? this.offer(platform, 'CODE', this.providerConfig(platform.name) ?? { enabled: true }) : undefined;
+    return typeof offer === 'object' ? offer.mode : 'binding_code';
+  }
+
+  private providerConfig(provider: string): ProviderConnectionConfig | undefined {
+    return (this.options.config as Record<string, unknown>)[provider] as ProviderConnectionConfig | undefined;
+  }
+
+  private offer(platform: ChannelDefinition, code: string, connection: ProviderConnectionConfig): ConnectOffer | string {
+    if (platform.connectOffer) return platform.connectOffer(code, connection);
+    return { mode: 'binding_code', url: null, instruction: `Send /connect ${code} to the DeerFlow ${platform.displayName} bot.` };
+  }
+}
+
+function badRequest(message: string): AppError {
+  return new AppError('BAD_REQUEST', message, { status: 400, userMessage: message });
+}
+
+function toConnectionInfo(row: ConnectionRecord): ConnectionInfo {
+  return {
+    id: row.id,
+    provider: row.provider,
+    status: row.status,
+    external_account_id: row.externalAccountId,
+    external_account_name: row.externalAccountName,
+    workspace_id: row.workspaceId === '' ? null : row.workspaceId,
+    workspace_name: row.workspaceName,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+

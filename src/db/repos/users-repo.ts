@@ -1,0 +1,73 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { asc, eq } from 'drizzle-orm';
+import { ConflictError } from '../../errors.js';
+import { type Database, sqlState, UNIQUE_VIOLATION } from '../index.js';
+import { users } from '../schema/index.js';
+
+/** A person with a server account; their id is also their storage user id. */
+export interface UserRecord {
+  id: string;
+  name: string;
+  createdAt: Date;
+}
+
+/** Prefix of every API key, so a leaked key is recognisable in scanners and logs. */
+const API_KEY_PREFIX = 'dfc_';
+const API_KEY_BYTES = 32;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** SHA-256 of `value` as lower-case hex: how API keys and connect codes are stored. */
+export function hashSecret(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** True for a textual uuid; lets repositories answer "not found" instead of a database cast error. */
+export function isUuid(value: string): boolean {
+  return UUID_PATTERN.test(value);
+}
+
+const userColumns = { id: users.id, name: users.name, createdAt: users.createdAt };
+
+/** Server accounts and their API keys. Keys are shown once by `create` and only their hash is kept. */
+export class UsersRepo {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Creates a user with a fresh API key (`dfc_` + 32 random bytes, base64url); only
+   * `hashSecret(key)` is stored, so the returned key cannot be recovered later.
+   *
+   * @throws ConflictError (409) when a user with this name exists.
+   */
+  async create(name: string): Promise<{ user: UserRecord; apiKey: string }> {
+    const apiKey = `${API_KEY_PREFIX}${randomBytes(API_KEY_BYTES).toString('base64url')}`;
+    try {
+      const [user] = await this.db
+        .insert(users)
+        .values({ id: randomUUID(), name, apiKeyHash: hashSecret(apiKey) })
+        .returning(userColumns);
+      return { user: user as UserRecord, apiKey };
+    } catch (error) {
+      // The key hash is 256 random bits; a unique violation here is the name.
+      if (sqlState(error) === UNIQUE_VIOLATION) throw new ConflictError('A user with this name already exists.');
+      throw error;
+    }
+  }
+
+  /** The key's owner, by one lookup on the unique hash index; undefined for unknown keys. */
+  async findByApiKey(apiKey: string): Promise<UserRecord | undefined> {
+    const [user] = await this.db.select(userColumns).from(users).where(eq(users.apiKeyHash, hashSecret(apiKey)));
+    return user;
+  }
+
+  /** The user with this id; undefined when absent or when `id` is not a uuid. */
+  async get(id: string): Promise<UserRecord | undefined> {
+    if (!isUuid(id)) return undefined;
+    const [user] = await this.db.select(userColumns).from(users).where(eq(users.id, id));
+    return user;
+  }
+
+  /** Every user, oldest first. */
+  async list(): Promise<UserRecord[]> {
+    return this.db.select(userColumns).from(users).orderBy(asc(users.createdAt), asc(users.id));
+  }
+}
