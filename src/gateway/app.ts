@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { unauthorized } from './auth.js';
 import { handleError, handleNotFound } from './error-handler.js';
+import { accountRoutes } from './routes/accounts.js';
+import { consoleRoutes } from './routes/console.js';
 import { goalRoutes } from './routes/goals.js';
 import { healthRoutes } from './routes/health.js';
 import { langGraphRoutes } from './routes/langgraph/index.js';
@@ -42,12 +45,21 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.decorateRequest('principal', undefined);
+  // Webhooks carry their platform's signatures instead; health and the console page are public.
+  app.addHook('onRequest', async (request) => {
+    if (!deps.auth || !request.url.startsWith('/api/') || request.url.startsWith('/api/webhooks/')) return;
+    request.principal = await deps.auth.authenticator.authenticate(request.headers.authorization);
+    if (!request.principal && deps.auth.requireForApi) throw unauthorized();
+  });
 
+  await app.register(consoleRoutes);
   await app.register(healthRoutes, { health: deps.health });
   await app.register(modelRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(langGraphRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(goalRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(memoryRoutes, { prefix: '/api', runtime: deps.runtime });
+  if (deps.accounts) await app.register(accountRoutes, { prefix: '/api', ...deps.accounts });
   if (deps.skills) await app.register(skillRoutes, { prefix: '/api', skills: deps.skills });
   await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: deps.channelRoutes ?? [] });
   // pino's Logger and Fastify's FastifyBaseLogger differ only in generics; callers need neither.

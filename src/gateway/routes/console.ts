@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import type { ZodPluginAsync } from '../validation.js';
+
+/**
+ * The console's three files, beside this module's folder in `src/` and in `dist/` alike (the build
+ * copies `src/gateway/console` there).
+ */
+const CONSOLE_FILES = [
+  { route: '/', file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  { route: '/console.js', file: 'console.js', contentType: 'text/javascript; charset=utf-8' },
+  { route: '/console.css', file: 'console.css', contentType: 'text/css; charset=utf-8' },
+] as const;
+
+/**
+ * Only this origin's script, style and API; no inline script or style, no frames, no plugins, no
+ * `<base>` tricks, forms post only here. The page needs nothing else.
+ */
+export const CONSOLE_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'content-security-policy': CONSOLE_CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  // The files change with the server; a browser must ask again rather than run an old console.
+  'cache-control': 'no-cache',
+} as const;
+
+/**
+ * `GET /`, `GET /console.js`, `GET /console.css`: the web console (docs/console.md). The files are
+ * read once, when the plugin registers; a missing file fails start-up rather than the first visit.
+ * Every answer carries a strict content-security-policy and `cache-control: no-cache`.
+ *
+ * @throws the file system's error when a console file cannot be read.
+ */
+export const consoleRoutes: ZodPluginAsync = async (app) => {
+  for (const { route, file, contentType } of CONSOLE_FILES) {
+    const body = await readFile(new URL(`../console/${file}`, import.meta.url), 'utf8');
+    // A string with a non-JSON content type goes out as is; the serializer never sees it.
+    app.get(route, { schema: { response: { 200: z.string().describe(file) } } }, async (_request, reply) =>
+      reply.headers(SECURITY_HEADERS).type(contentType).send(body),
+    );
+  }
+};

@@ -1,0 +1,187 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeChatRequest, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
+import { FakeTelegram } from '../fakes/telegram/index.js';
+import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+/**
+ * A team's server with accounts: the operator creates users, each binds their Telegram account
+ * with a one-time code from the API, and from then on their chats run as them. Driven only as
+ * people do: HTTP with API keys, and messages through the fake Telegram.
+ */
+
+const ADMIN_TOKEN = 'operator-token-for-e2e-tests';
+const UNBOUND = 'Connect this channel from DeerFlow Settings, complete the in-channel connect step, then send your message again.';
+const CONNECTED = 'Telegram connected to DeerFlow.';
+const INVALID = 'Telegram connection link is invalid or expired.';
+
+let telegram: FakeTelegram;
+let model: FakeOpenAI;
+let server: ServerProcess;
+let dataDir: string;
+let nextChat = 9100;
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are read as JSON and checked by the assertions.
+type Json = Record<string, any>;
+
+async function api(method: string, path: string, key: string | undefined, body?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Json) };
+}
+
+async function createUser(name: string): Promise<{ id: string; key: string }> {
+  const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
+  expect(created.status).toBe(201);
+  return { id: created.body?.user.id, key: created.body?.api_key };
+}
+
+async function connectCode(key: string): Promise<string> {
+  const response = await api('POST', '/api/channels/telegram/connect', key);
+  expect(response.status).toBe(200);
+  return response.body?.code;
+}
+
+/** Sends a message and resolves with the bot's reply to it once it is no longer the placeholder (or `final` accepts it). */
+async function replyText(chatId: number, text: string, final: (text: string) => boolean = (t) => t !== 'Working on it...'): Promise<string> {
+  const sent = telegram.sendUserMessage({ chatId, chatType: 'private', text });
+  const reply = await telegram.waitFor(() => {
+    const found = telegram.botMessages(chatId).find((m) => m.replyTo === sent.message_id);
+    return found && final(found.text) ? found : undefined;
+  }, 15_000);
+  return reply.text;
+}
+
+beforeAll(async () => {
+  telegram = new FakeTelegram();
+  model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+  model.respond = (request: FakeChatRequest) => {
+    const text = lastUserText(request.messages);
+    const usedTool = request.messages.at(-1)?.role === 'tool';
+    if (text === 'save a note' && !usedTool) {
+      return { toolCalls: [{ name: 'write_file', args: { description: 'note', path: '/mnt/user-data/workspace/note.txt', content: 'hi' } }] };
+    }
+    return { text: usedTool ? 'Saved.' : `Echo: ${text}` };
+  };
+  await Promise.all([telegram.start(), model.start()]);
+  const config = writeConfig(`server: { port: 0 }
+auth: { admin_token: ${ADMIN_TOKEN} }
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
+memory: { enabled: false }
+channel_connections:
+  enabled: true
+  max_failed_codes_per_minute: 3
+  telegram: { enabled: true, bot_username: test_bot }
+channels:
+  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1, allowed_users: [] }
+`);
+  dataDir = join(config.dir, '.data');
+  server = await startServerProcess(['--config', config.path], { cwd: config.dir });
+});
+afterAll(async () => {
+  await server?.stop();
+  await Promise.all([telegram?.stop(), model?.stop()]);
+});
+beforeEach(() => {
+  nextChat++;
+});
+
+describe('accounts and binding through the real server', () => {
+  it('binds a Telegram account with a one-time code and runs its chats as that user', async () => {
+    const ana = await createUser('ana');
+    const chatId = nextChat;
+    // Not bound: told how to connect, nothing runs.
+    expect(await replyText(chatId, 'hello?')).toBe(UNBOUND);
+
+    const offer = await api('POST', '/api/channels/telegram/connect', ana.key);
+    expect(offer.body).toMatchObject({ provider: 'telegram', mode: 'deep_link', expires_in: 600 });
+    expect(offer.body?.url).toBe(`https://t.me/test_bot?start=${offer.body?.code}`);
+    expect(offer.body?.instruction).toBe(`Send /start ${offer.body?.code} to the DeerFlow Telegram bot.`);
+
+    expect(await replyText(chatId, `/start ${offer.body?.code}`)).toBe(CONNECTED);
+    const { body } = await api('GET', '/api/channels/connections', ana.key);
+    expect(body?.connections).toEqual([
+      expect.objectContaining({ provider: 'telegram', status: 'connected', external_account_id: String(chatId), workspace_id: String(chatId) }),
+    ]);
+    const providers = await api('GET', '/api/channels/providers', ana.key);
+    expect(providers.body?.providers[0]).toMatchObject({ provider: 'telegram', connectable: true, connection_status: 'connected' });
+
+    // Now chats run as ana: the answer comes, and her files live in her bucket, not the chat id's.
+    expect(await replyText(chatId, 'hello again', (t) => t === 'Echo: hello again')).toBe('Echo: hello again');
+    expect(await replyText(chatId, 'save a note', (t) => t === 'Saved.')).toBe('Saved.');
+    expect(existsSync(join(dataDir, 'users', ana.id))).toBe(true);
+    expect(existsSync(join(dataDir, 'users', String(chatId)))).toBe(false);
+
+    // Replaying the same code fails; the code never shows up in the server's logs.
+    expect(await replyText(chatId, `/start ${offer.body?.code}`)).toBe(INVALID);
+    expect(JSON.stringify(server.logs)).not.toContain(offer.body?.code);
+  });
+
+  it('lets a second user take the same Telegram account over', async () => {
+    const chatId = nextChat;
+    const first = await createUser('ben');
+    const second = await createUser('cleo');
+    expect(await replyText(chatId, `/start ${await connectCode(first.key)}`)).toBe(CONNECTED);
+    expect(await replyText(chatId, `/start ${await connectCode(second.key)}`)).toBe(CONNECTED);
+    const [firstRows, secondRows] = await Promise.all([
+      api('GET', '/api/channels/connections', first.key),
+      api('GET', '/api/channels/connections', second.key),
+    ]);
+    expect(firstRows.body?.connections.map((c: { status: string }) => c.status)).toEqual(['revoked']);
+    expect(secondRows.body?.connections.map((c: { status: string }) => c.status)).toEqual(['connected']);
+    // cleo disconnects: the chat is unbound again.
+    const id = secondRows.body?.connections[0].id;
+    expect((await api('DELETE', `/api/channels/connections/${id}`, first.key)).status).toBe(404);
+    expect((await api('DELETE', `/api/channels/connections/${id}`, second.key)).status).toBe(204);
+    expect(await replyText(chatId, 'still me?')).toBe(UNBOUND);
+  });
+
+  it('refuses guessed codes, then stops reading codes from that account for a while', async () => {
+    const chatId = nextChat;
+    const dana = await createUser('dana');
+    for (const guess of ['aaaa', 'bbbb', 'cccc']) expect(await replyText(chatId, `/start ${guess}`)).toBe(INVALID);
+    // Past the limit even a real code is refused unread (and stays valid for later).
+    const code = await connectCode(dana.key);
+    expect(await replyText(chatId, `/start ${code}`)).toContain('Too many connection attempts');
+    expect((await api('GET', '/api/channels/connections', dana.key)).body?.connections).toEqual([]);
+  });
+
+  it('caps pending codes at 5 per user and provider', async () => {
+    const erin = await createUser('erin');
+    for (let i = 0; i < 5; i++) expect((await api('POST', '/api/channels/telegram/connect', erin.key)).status).toBe(200);
+    const sixth = await api('POST', '/api/channels/telegram/connect', erin.key);
+    expect(sixth).toEqual({
+      status: 429,
+      body: { code: 'TOO_MANY_PENDING_CODES', message: 'Too many pending channel connection codes. Wait for existing codes to expire or use one of them.' },
+    });
+  });
+
+  it('answers bad keys, bad bodies, unknown providers and the operator on user routes without hints', async () => {
+    const missing = await api('GET', '/api/channels/providers', undefined);
+    const wrong = await api('GET', '/api/channels/providers', 'dfc_not-a-key');
+    expect(missing).toEqual({ status: 401, body: { code: 'UNAUTHORIZED', message: 'Missing or invalid API key.' } });
+    expect(wrong).toEqual(missing);
+    expect((await api('GET', '/api/threads/00000000-0000-4000-8000-000000000000', undefined)).status).toBe(401);
+    expect((await api('POST', '/api/users', 'dfc_not-a-key', { name: 'x' })).status).toBe(401);
+    const user = await createUser('fay');
+    expect((await api('POST', '/api/users', user.key, { name: 'x' })).status).toBe(403);
+    expect((await api('POST', '/api/users', ADMIN_TOKEN, { name: '' })).status).toBe(400);
+    expect((await api('POST', '/api/users', ADMIN_TOKEN, { name: 'fay' })).status).toBe(409);
+    expect((await api('POST', '/api/users', ADMIN_TOKEN, { name: 'x'.repeat(65) })).status).toBe(400);
+    expect((await api('POST', '/api/channels/nope/connect', user.key)).body).toEqual({ code: 'NOT_FOUND', message: 'Unknown channel provider' });
+    // Only platforms this build has are providers.
+    expect((await api('POST', '/api/channels/slack/connect', user.key)).status).toBe(404);
+    expect((await api('GET', '/api/channels/providers', ADMIN_TOKEN)).status).toBe(403);
+    expect((await api('GET', '/api/me', user.key)).body).toMatchObject({ user: { name: 'fay' }, is_operator: false });
+    expect((await api('GET', '/api/me', ADMIN_TOKEN)).body).toEqual({ user: null, is_operator: true });
+  });
+});

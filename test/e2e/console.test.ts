@@ -1,0 +1,185 @@
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakeOpenAI } from '../fakes/openai/index.js';
+import { FakeTelegram } from '../fakes/telegram/index.js';
+import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+/**
+ * The web console in a real headless Chromium against the real server: an operator creates a
+ * user, the user connects Telegram through the fake Bot API and disconnects it again. Every
+ * assertion is about what the page or the chat shows; elements are found by role and label, as
+ * assistive technology finds them.
+ */
+
+/** Debian's package (`.ci/run` installs it); playwright-core brings no browser of its own. */
+const CHROMIUM = '/usr/bin/chromium';
+const ADMIN_TOKEN = 'e2e-operator-token-0123456789';
+const BOT_USERNAME = 'test_bot';
+const REJECTED = 'That key was not accepted.';
+
+let telegram: FakeTelegram;
+let model: FakeOpenAI;
+let server: ServerProcess;
+let browser: Browser;
+
+function configYaml(): string {
+  return `server: { port: 0 }
+auth: { admin_token: "${ADMIN_TOKEN}" }
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
+channels:
+  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
+channel_connections:
+  enabled: true
+  telegram: { enabled: true, bot_username: ${BOT_USERNAME} }
+`;
+}
+
+/** A fresh browser profile per test (empty sessionStorage), recording every URL it requests. */
+interface ConsolePage {
+  page: Page;
+  context: BrowserContext;
+  requests: { method: string; url: string }[];
+  pageErrors: string[];
+}
+
+const opened: ConsolePage[] = [];
+
+async function openConsole(): Promise<ConsolePage> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const requests: { method: string; url: string }[] = [];
+  const pageErrors: string[] = [];
+  page.on('request', (request) => requests.push({ method: request.method(), url: request.url() }));
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  // CSP violations are reported on the console only.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
+  });
+  await page.goto(`${server.url}/`);
+  const consolePage = { page, context, requests, pageErrors };
+  opened.push(consolePage);
+  return consolePage;
+}
+
+/** The aria-live status line, where the page reports every outcome. */
+async function statusText(page: Page): Promise<string> {
+  return (await page.getByRole('status').textContent()) ?? '';
+}
+
+/** How many entries the page keeps in sessionStorage (the test's tsconfig has no DOM types). */
+function storedKeys(page: Page): Promise<number> {
+  return page.evaluate<number>('window.sessionStorage.length');
+}
+
+async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  // Enter submits the form: signing in needs no mouse.
+  await page.getByLabel('API key').press('Enter');
+}
+
+describe('web console', () => {
+  beforeAll(async () => {
+    telegram = new FakeTelegram();
+    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+    await Promise.all([telegram.start(), model.start()]);
+    server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await Promise.all([telegram?.stop(), model?.stop()]);
+  });
+  afterEach(async () => {
+    // Nothing from another origin (no CDN, fonts or analytics), and nothing blocked by the CSP.
+    for (const { context, requests, pageErrors } of opened.splice(0)) {
+      await context.close();
+      expect(requests.filter(({ url }) => new URL(url).origin !== server.url)).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    }
+  });
+
+  it('serves the page, its script and its style with a strict CSP and no-cache', async () => {
+    for (const [path, type] of [
+      ['/', 'text/html'],
+      ['/console.js', 'text/javascript'],
+      ['/console.css', 'text/css'],
+    ] as const) {
+      const response = await fetch(`${server.url}${path}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain(type);
+      expect(response.headers.get('cache-control')).toBe('no-cache');
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+    }
+  });
+
+  it('rejects a wrong key and keeps the sign-in form', async () => {
+    const { page } = await openConsole();
+    await signIn(page, 'not-a-real-key-at-all');
+    await expect.poll(() => statusText(page)).toBe(REJECTED);
+    expect(await page.getByLabel('API key').isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(false);
+    expect(await storedKeys(page)).toBe(0);
+  });
+
+  it('operator creates a user; the user connects Telegram by code, sees it connected by itself, and disconnects', async () => {
+    const { page, requests } = await openConsole();
+
+    // Operator: create "ana" and read her key off the page.
+    await signIn(page, ADMIN_TOKEN);
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await page.getByLabel('Name').fill('ana');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    const newKey = page.locator('#new-key');
+    await newKey.waitFor();
+    expect(await newKey.textContent()).toContain('Copy it now: it is not shown again.');
+    const apiKey = ((await page.locator('#new-key-value').textContent()) ?? '').trim();
+    expect(apiKey.length).toBeGreaterThanOrEqual(16);
+    await page.getByRole('cell', { name: 'ana', exact: true }).waitFor();
+
+    // Sign out forgets the key; sign in as ana.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    expect(await storedKeys(page)).toBe(0);
+    expect(await page.locator('#new-key-value').textContent()).toBe('');
+    await signIn(page, apiKey);
+    await page.getByRole('heading', { name: 'Chat connections' }).waitFor();
+    await expect.poll(() => statusText(page)).toBe('Signed in as ana.');
+    const telegramCard = page.getByRole('listitem').filter({ hasText: 'Telegram' }).first();
+    await expect.poll(() => telegramCard.locator('.state').textContent()).toBe('Not connected');
+
+    // Connect: a code and a t.me deep link carrying it.
+    const connectedAt = requests.length;
+    await page.getByRole('button', { name: 'Connect Telegram' }).click();
+    const code = page.locator('#connect-code');
+    await code.waitFor();
+    const codeText = ((await code.textContent()) ?? '').trim();
+    expect(codeText).not.toBe('');
+    expect(await page.getByRole('link', { name: 'Open Telegram' }).getAttribute('href')).toBe(`https://t.me/${BOT_USERNAME}?start=${codeText}`);
+    expect(await page.locator('#connect-instruction').textContent()).not.toBe('');
+
+    // The person taps the link: Telegram sends /start <code> to the bot.
+    const chatId = 8101;
+    telegram.sendUserMessage({ chatId, chatType: 'private', text: `/start ${codeText}`, from: { id: chatId, first_name: 'Ana', username: 'ana_tg' } });
+    const reply = await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.text === 'Telegram connected to DeerFlow.'), 10_000);
+    expect(reply).toBeDefined();
+
+    // The page notices by polling, without a reload.
+    await expect.poll(() => page.locator('#connect-state').textContent(), { timeout: 10_000 }).toBe('Connected');
+    await expect.poll(() => telegramCard.locator('.state').textContent()).toBe('Connected');
+    expect(await code.isVisible()).toBe(false);
+    const polls = requests.slice(connectedAt).filter((r) => r.method === 'GET' && r.url.endsWith('/api/channels/connections'));
+    expect(polls.length).toBeGreaterThanOrEqual(2);
+    expect(requests.filter((r) => r.method === 'GET' && new URL(r.url).pathname === '/')).toHaveLength(1);
+
+    // Disconnect from the list of connected accounts.
+    const disconnect = page.getByRole('button', { name: /^Disconnect Telegram account / });
+    await disconnect.click();
+    await expect.poll(() => telegramCard.locator('.state').textContent()).toMatch(/^Not connected/);
+    await expect.poll(() => disconnect.count()).toBe(0);
+    expect(await page.getByText('No connected accounts.').isVisible()).toBe(true);
+    expect(await statusText(page)).toMatch(/^Disconnected Telegram account /);
+  });
+});
