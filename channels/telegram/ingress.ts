@@ -49,7 +49,8 @@ export function decideMessage(message: Message, context: DecideContext): Message
   const text = normalizeCommand(raw, context.botUsername);
   if (text === undefined) return { action: 'ignore', reason: 'other-bot' };
   // Before the allow-list (reference §8.1 step 5): someone not yet listed can still bind.
-  const code = parseStartCommand(text);
+  // The deep link sends exactly `/start <code>`; words typed after the code are ignored, as for /connect.
+  const code = parseStartCommand(text)?.split(/\s+/)[0];
   if (code && context.canBind) return { action: 'bind', request: bindRequestOf(message, from, code) };
   const isAllowed = context.allowedUsers.size === 0 || context.allowedUsers.has(from.id);
   if (!isAllowed) return { action: 'ignore', reason: 'not-allowed' };

@@ -43,6 +43,10 @@ describe('decideMessage and /start <code>', () => {
     expect(decideMessage(message('/start abc'), context({ canBind: false }))).toEqual({ action: 'ignore', reason: 'not-allowed' });
   });
 
+  it('takes the first token after /start as the code', () => {
+    expect(decideMessage(message('/start abc123 thanks!'), context())).toMatchObject({ action: 'bind', request: { code: 'abc123' } });
+  });
+
   it('a bare /start is never a bind', () => {
     expect(decideMessage(message('/start', 1, { id: 1, type: 'private', first_name: 'x' }), context())).toEqual({ action: 'welcome' });
   });

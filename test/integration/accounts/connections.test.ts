@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { telegramChannel } from '../../../channels/telegram/index.js';
+import { channelConnectionsConfigSchema } from '../../../src/accounts/config.js';
+import { ChannelConnections } from '../../../src/accounts/connections.js';
+import type { ChannelDefinition } from '../../../src/channel/types.js';
+import type { DatabaseHandle } from '../../../src/db/index.js';
+import { UsersRepo } from '../../../src/db/repos/users-repo.js';
+import { silentLogger } from '../../../src/logger.js';
+import { openTestDatabase } from '../../helpers/database.js';
+
+/** A platform that binds with `/connect <code>` (the default offer). */
+const chatOps: ChannelDefinition = {
+  name: 'slack',
+  displayName: 'Slack',
+  configSchema: z.object({}),
+  isEnabled: () => true,
+  create: () => {
+    throw new Error('not started in these tests');
+  },
+};
+
+describe('ChannelConnections', () => {
+  let database: DatabaseHandle;
+  let ownerId: string;
+  let running: Set<string>;
+
+  const service = (config: Record<string, unknown>) =>
+    new ChannelConnections({
+      db: database.db,
+      config: channelConnectionsConfigSchema.parse(config),
+      platforms: [telegramChannel as ChannelDefinition, chatOps],
+      isRunning: (name) => running.has(name),
+      logger: silentLogger(),
+    });
+
+  beforeAll(async () => {
+    database = await openTestDatabase('pglite');
+    ownerId = (await new UsersRepo(database.db).create('owner')).user.id;
+  });
+  afterAll(() => database.close());
+
+  it('explains every reason a provider cannot be connected (reference §8.4)', async () => {
+    running = new Set(['telegram']);
+    const reject = (config: Record<string, unknown>, provider: string) => service(config).connect(ownerId, provider).catch((e: unknown) => e);
+    await expect(reject({ enabled: false }, 'telegram')).resolves.toMatchObject({ status: 400, userMessage: 'Channel connections are disabled' });
+    await expect(reject({ enabled: true }, 'matrix')).resolves.toMatchObject({ status: 404, userMessage: 'Unknown channel provider' });
+    await expect(reject({ enabled: true }, 'telegram')).resolves.toMatchObject({ status: 400, userMessage: 'Channel provider is not enabled' });
+    await expect(reject({ enabled: true, telegram: { enabled: true } }, 'telegram')).resolves.toMatchObject({
+      status: 400,
+      userMessage: 'Set channel_connections.telegram.bot_username to offer Telegram connections.',
+    });
+    await expect(reject({ enabled: true, slack: { enabled: true } }, 'slack')).resolves.toMatchObject({
+      status: 400,
+      userMessage: 'Slack channel is configured but is not running. Check the credentials and service logs.',
+    });
+  });
+
+  it('offers a deep link for Telegram and /connect for the others, and lists the providers', async () => {
+    running = new Set(['telegram', 'slack']);
+    const connections = service({ enabled: true, telegram: { enabled: true, bot_username: 'ops_bot' }, slack: { enabled: true } });
+    const telegram = await connections.connect(ownerId, 'telegram');
+    expect(telegram).toEqual({
+      provider: 'telegram',
+      code: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      expires_in: 600,
+      mode: 'deep_link',
+      url: `https://t.me/ops_bot?start=${telegram.code}`,
+      instruction: `Send /start ${telegram.code} to the DeerFlow Telegram bot.`,
+    });
+    const slack = await connections.connect(ownerId, 'slack');
+    expect(slack).toMatchObject({ mode: 'binding_code', url: null, instruction: `Send /connect ${slack.code} to the DeerFlow Slack bot.` });
+    expect((await connections.providers(ownerId)).map((p) => [p.provider, p.auth_mode, p.connectable, p.connection_status])).toEqual([
+      ['telegram', 'deep_link', true, 'not_connected'],
+      ['slack', 'binding_code', true, 'not_connected'],
+    ]);
+  });
+
+  it('answers in chat with the reference texts: connected, invalid link or code', async () => {
+    running = new Set(['telegram', 'slack']);
+    const connections = service({ enabled: true, telegram: { enabled: true, bot_username: 'ops_bot' }, slack: { enabled: true } });
+    const identity = { externalAccountId: 'U1', workspaceId: 'T1' };
+    expect(await connections.bind('slack', { identity, code: 'wrong' })).toBe('Slack connection code is invalid or expired.');
+    expect(await connections.bind('telegram', { identity, code: 'wrong' })).toBe('Telegram connection link is invalid or expired.');
+    const { code } = await connections.connect(ownerId, 'slack');
+    expect(await connections.bind('slack', { identity, code })).toBe('Slack connected to DeerFlow.');
+    expect(await connections.findBinding('slack', identity)).toMatchObject({ ownerUserId: ownerId });
+  });
+
+  it('says the connection could not be completed when the database fails, and never throws', async () => {
+    const broken = await openTestDatabase('pglite');
+    await broken.close();
+    const connections = new ChannelConnections({
+      db: broken.db,
+      config: channelConnectionsConfigSchema.parse({ enabled: true, slack: { enabled: true } }),
+      platforms: [chatOps],
+      isRunning: () => true,
+      logger: silentLogger(),
+    });
+    expect(await connections.bind('slack', { identity: { externalAccountId: 'U9' }, code: 'x' })).toBe(
+      'Slack connection could not be completed from this message.',
+    );
+  });
+});
