@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const run = promisify(execFile);
+
+/** `npm run cli -- …` as an operator types it, on the database the config names. */
+async function cli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/cli.ts'), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('npm run cli -- user …', () => {
+  let config: { path: string; dir: string };
+  let server: ServerProcess | undefined;
+
+  beforeAll(() => {
+    config = writeConfig('server: { port: 0 }\nchannel_connections: { enabled: true }\n');
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('creates a user whose key the server then accepts, lists users, refuses duplicates and bad usage', async () => {
+    const created = await cli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
+    expect(created.code).toBe(0);
+    const key = /api key \(shown once, store it now\): (dfc_\S+)/.exec(created.stdout)?.[1];
+    expect(key).toBeDefined();
+
+    const listed = await cli(['--config', config.path, 'user', 'list'], config.dir);
+    expect(listed.stdout).toMatch(/\tzoe\t/);
+    expect(listed.stdout).not.toContain(key);
+
+    const duplicate = await cli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
+    expect(duplicate).toMatchObject({ code: 1, stderr: 'deerflow-channels: A user with this name already exists.\n' });
+    expect((await cli(['user', 'frobnicate'], config.dir)).code).toBe(2);
+
+    server = await startServerProcess(['--config', config.path], { cwd: config.dir });
+    const me = await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } });
+    expect(await me.json()).toMatchObject({ user: { name: 'zoe' }, is_operator: false });
+  });
+});
