@@ -184,4 +184,17 @@ describe('accounts and binding through the real server', () => {
     expect((await api('GET', '/api/me', user.key)).body).toMatchObject({ user: { name: 'fay' }, is_operator: false });
     expect((await api('GET', '/api/me', ADMIN_TOKEN)).body).toEqual({ user: null, is_operator: true });
   });
+
+  it("runs a user's API calls as that user, whatever user_id the body claims", async () => {
+    const gil = await createUser('gil');
+    const thread = await api('POST', '/api/threads', gil.key, {});
+    const run = await api('POST', `/api/threads/${thread.body?.thread_id}/runs/wait`, gil.key, {
+      assistant_id: 'lead_agent',
+      input: { messages: [{ role: 'human', content: 'save a note' }] },
+      context: { user_id: 'someone-else' },
+    });
+    expect(run.status).toBe(200);
+    expect(existsSync(join(dataDir, 'users', gil.id, 'threads', thread.body?.thread_id))).toBe(true);
+    expect(existsSync(join(dataDir, 'users', 'someone-else'))).toBe(false);
+  });
 });

@@ -1,5 +1,6 @@
 import { AppError, NotFoundError } from '../../../errors.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest, type StreamMode } from '../../../runtime/types.js';
+import type { Principal } from '../../auth.js';
 import type { RunBody } from './schemas.js';
 
 const SUPPORTED_STREAM_MODES: readonly StreamMode[] = ['values', 'messages', 'messages-tuple', 'updates'];
@@ -39,9 +40,22 @@ export function toRunRequest(body: RunBody): RunRequest {
   return request;
 }
 
-/** Validates the body, then creates the thread first when the caller asked for `if_not_exists: 'create'`. */
-export async function admitRun(runtime: AgentRuntime, threadId: string, body: RunBody): Promise<RunRequest> {
+/**
+ * Validates the body, then creates the thread first when the caller asked for `if_not_exists:
+ * 'create'`. A signed-in user's runs are theirs: `context.user_id` (whose memory, files and
+ * sandbox the run uses) is the user's id whatever the body says, and the chat-only identity keys
+ * are dropped.
+ */
+export async function admitRun(runtime: AgentRuntime, threadId: string, body: RunBody, principal?: Principal): Promise<RunRequest> {
   const request = toRunRequest(body);
+  if (principal?.kind === 'user') {
+    const { channel_user_id: _channelUserId, trusted_sender: _trusted, ...context } = request.context ?? {};
+    request.context = { ...context, user_id: principal.user.id };
+    if (request.config?.configurable) {
+      const { user_id: _userId, channel_user_id: _channel, ...configurable } = request.config.configurable;
+      request.config = { ...request.config, configurable };
+    }
+  }
   if (body.if_not_exists === 'create') await runtime.createThread({ thread_id: threadId, if_exists: 'do_nothing' });
   return request;
 }

@@ -24,7 +24,7 @@ export const runRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, 
   // admits the run (or throws) before we take the response over.
   app.post('/threads/:thread_id/runs/stream', { schema: { ...runSchemas, response: errorResponses } }, async (request, reply) => {
     const { thread_id } = request.params;
-    const runRequest = await admitRun(runtime, thread_id, request.body);
+    const runRequest = await admitRun(runtime, thread_id, request.body, request.principal);
     const { run, events } = await runtime.streamRun(thread_id, runRequest, disconnectOptions(request.body, clientGoneSignal(reply)));
     const sse = openSseStream(reply, { 'content-location': runLocation(run) });
     await pipeEvents(events, sse, request.log.child({ runId: run.run_id }));
@@ -36,7 +36,7 @@ export const runRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, 
     { schema: { ...runSchemas, response: { 200: waitResultSchema, ...errorResponses } } },
     async (request, reply) => {
       const { thread_id } = request.params;
-      const runRequest = await admitRun(runtime, thread_id, request.body);
+      const runRequest = await admitRun(runtime, thread_id, request.body, request.principal);
       try {
         const { run, values } = await runtime.waitRun(thread_id, runRequest, disconnectOptions(request.body, clientGoneSignal(reply)));
         return reply.header('content-location', runLocation(run)).send(values);
@@ -55,7 +55,7 @@ export const runRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, 
     { schema: { ...runSchemas, response: { 200: runSchema, ...errorResponses } } },
     async (request, reply) => {
       const { thread_id } = request.params;
-      const run = await runtime.createRun(thread_id, await admitRun(runtime, thread_id, request.body));
+      const run = await runtime.createRun(thread_id, await admitRun(runtime, thread_id, request.body, request.principal));
       return reply.header('content-location', runLocation(run)).send(run);
     },
   );
