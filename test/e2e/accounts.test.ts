@@ -60,10 +60,27 @@ async function replyText(chatId: number, text: string, final: (text: string) => 
   return reply.text;
 }
 
+/** Background work (memory extraction) has no chat message to wait for: ask until it is done. */
+async function poll<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 beforeAll(async () => {
   telegram = new FakeTelegram();
   model = new FakeOpenAI({ apiKey: 'sk-e2e' });
   model.respond = (request: FakeChatRequest) => {
+    const system = request.messages.find((m) => m.role === 'system')?.content;
+    if (typeof system === 'string' && system.startsWith('You maintain the long-term memory')) {
+      const learns = JSON.stringify(request.messages).includes('remember that I deploy on Fridays');
+      const newFacts = learns ? [{ content: 'Deploys on Fridays', category: 'behavior', confidence: 0.9 }] : [];
+      return { text: JSON.stringify({ user: {}, newFacts, factsToRemove: [] }) };
+    }
     const text = lastUserText(request.messages);
     const usedTool = request.messages.at(-1)?.role === 'tool';
     if (text === 'save a note' && !usedTool) {
@@ -76,7 +93,7 @@ beforeAll(async () => {
 auth: { admin_token: ${ADMIN_TOKEN} }
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
-memory: { enabled: false }
+memory: { debounce_seconds: 0 }
 channel_connections:
   enabled: true
   max_failed_codes_per_minute: 3
@@ -120,6 +137,14 @@ describe('accounts and binding through the real server', () => {
     expect(await replyText(chatId, 'save a note', (t) => t === 'Saved.')).toBe('Saved.');
     expect(existsSync(join(dataDir, 'users', ana.id))).toBe(true);
     expect(existsSync(join(dataDir, 'users', String(chatId)))).toBe(false);
+    // Memory too: learned from the chat, it is ana's, visible to her key and to /memory in the chat.
+    await replyText(chatId, 'remember that I deploy on Fridays', (t) => t.startsWith('Echo: remember'));
+    const memory = await poll(async () => {
+      const response = await api('GET', '/api/memory', ana.key);
+      return response.body?.facts.length > 0 ? response.body : undefined;
+    });
+    expect(memory).toMatchObject({ user_id: ana.id, facts: [{ content: 'Deploys on Fridays' }] });
+    expect(await replyText(chatId, '/memory')).toBe('Memory contains 1 fact(s).\n• Deploys on Fridays');
 
     // Replaying the same code fails; the code never shows up in the server's logs.
     expect(await replyText(chatId, `/start ${offer.body?.code}`)).toBe(INVALID);
