@@ -87,6 +87,8 @@ export class ThreadResolver {
 /** Thread metadata that says where a conversation lives (reference §1.5). */
 function channelSource(message: InboundMessage): Record<string, unknown> {
   return {
+    // A bound sender's threads belong to their account, as if they had created them through the API.
+    ...(message.ownerUserId === undefined ? {} : { owner_user_id: message.ownerUserId }),
     channel_source: {
       type: 'im_channel',
       provider: message.channel,

@@ -222,4 +222,19 @@ describe('accounts and binding through the real server', () => {
     expect(existsSync(join(dataDir, 'users', gil.id, 'threads', thread.body?.thread_id))).toBe(true);
     expect(existsSync(join(dataDir, 'users', 'someone-else'))).toBe(false);
   });
+
+  it("keeps a user's threads their own: others get 404, exactly as for a thread that does not exist", async () => {
+    const [hal, ivy] = await Promise.all([createUser('hal'), createUser('ivy')]);
+    const thread = (await api('POST', '/api/threads', hal.key, {})).body?.thread_id as string;
+    const ask = { assistant_id: 'lead_agent', input: { messages: [{ role: 'human', content: 'hi' }] } };
+    expect((await api('GET', `/api/threads/${thread}`, hal.key)).status).toBe(200);
+    expect((await api('GET', `/api/threads/${thread}`, ivy.key)).status).toBe(404);
+    expect((await api('POST', `/api/threads/${thread}/runs/wait`, ivy.key, ask)).status).toBe(404);
+    expect((await api('GET', `/api/threads/${thread}/goal`, ivy.key)).status).toBe(404);
+    expect((await api('PUT', `/api/threads/${thread}/goal`, ivy.key, { objective: 'take over' })).status).toBe(404);
+    // Asking to create a thread with someone else's id does not hand it over.
+    expect((await api('POST', '/api/threads', ivy.key, { thread_id: thread, if_exists: 'do_nothing' })).status).toBe(409);
+    expect((await api('POST', `/api/threads/${thread}/runs/wait`, hal.key, ask)).status).toBe(200);
+    expect((await api('GET', `/api/threads/${thread}`, ADMIN_TOKEN)).status).toBe(200);
+  });
 });

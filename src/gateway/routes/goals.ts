@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { goalJsonSchema, MAX_CONTINUATIONS } from '../../agent/goals/index.js';
 import type { AgentRuntime } from '../../runtime/types.js';
 import { errorResponses } from '../error-handler.js';
+import { threadOwnershipCheck } from '../thread-ownership.js';
 import type { ZodPluginAsync } from '../validation.js';
 import { threadParamsSchema } from './langgraph/schemas.js';
 
@@ -18,6 +19,7 @@ const setGoalBodySchema = z.strictObject({
 
 /** `GET/PUT/DELETE /threads/:thread_id/goal` (at `/api`): a thread's active goal. */
 export const goalRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, { runtime }) => {
+  app.addHook('preHandler', threadOwnershipCheck(runtime));
   const params = threadParamsSchema;
   const response = { 200: goalResponseSchema, ...errorResponses };
 

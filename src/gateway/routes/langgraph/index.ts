@@ -1,4 +1,5 @@
 import type { AgentRuntime } from '../../../runtime/types.js';
+import { threadOwnershipCheck } from '../../thread-ownership.js';
 import type { ZodPluginAsync } from '../../validation.js';
 import { runRoutes } from './runs.js';
 import { threadRoutes } from './threads.js';
@@ -9,6 +10,7 @@ import { threadRoutes } from './threads.js';
  * nothing here leaks to sibling routes.
  */
 export const langGraphRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, { runtime }) => {
+  app.addHook('preHandler', threadOwnershipCheck(runtime));
   await app.register(threadRoutes, { runtime });
   await app.register(runRoutes, { runtime });
 };

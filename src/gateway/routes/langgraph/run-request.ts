@@ -1,6 +1,7 @@
 import { AppError, NotFoundError } from '../../../errors.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest, type StreamMode } from '../../../runtime/types.js';
 import type { Principal } from '../../auth.js';
+import { OWNER_METADATA_KEY } from '../../thread-ownership.js';
 import type { RunBody } from './schemas.js';
 
 const SUPPORTED_STREAM_MODES: readonly StreamMode[] = ['values', 'messages', 'messages-tuple', 'updates'];
@@ -56,7 +57,10 @@ export async function admitRun(runtime: AgentRuntime, threadId: string, body: Ru
       request.config = { ...request.config, configurable };
     }
   }
-  if (body.if_not_exists === 'create') await runtime.createThread({ thread_id: threadId, if_exists: 'do_nothing' });
+  if (body.if_not_exists === 'create') {
+    const metadata = principal?.kind === 'user' ? { [OWNER_METADATA_KEY]: principal.user.id } : {};
+    await runtime.createThread({ thread_id: threadId, if_exists: 'do_nothing', metadata });
+  }
   return request;
 }
 

@@ -1,0 +1,28 @@
+import type { FastifyRequest } from 'fastify';
+import { NotFoundError } from '../errors.js';
+import type { AgentRuntime } from '../runtime/types.js';
+
+/** Thread metadata key naming the account a thread belongs to (set when a user or bound chat creates it). */
+export const OWNER_METADATA_KEY = 'owner_user_id';
+
+/**
+ * A `preHandler` for routes with a `:thread_id`: a signed-in user reaches only threads their
+ * account owns; any other thread answers 404, exactly like one that does not exist. The operator
+ * and single-user servers (no principal) reach every thread. A thread that does not exist yet
+ * passes, so `if_not_exists: 'create'` can create it as the caller's.
+ */
+export function threadOwnershipCheck(runtime: AgentRuntime) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const principal = request.principal;
+    const threadId = (request.params as { thread_id?: unknown } | undefined)?.thread_id;
+    if (principal?.kind !== 'user' || typeof threadId !== 'string') return;
+    const owner = await runtime.getThread(threadId).then(
+      (thread) => thread.metadata[OWNER_METADATA_KEY],
+      (error: unknown) => {
+        if (error instanceof NotFoundError) return principal.user.id;
+        throw error;
+      },
+    );
+    if (owner !== principal.user.id) throw new NotFoundError('Thread');
+  };
+}
