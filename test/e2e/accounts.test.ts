@@ -208,6 +208,10 @@ describe('accounts and binding through the real server', () => {
     expect((await api('GET', '/api/channels/providers', ADMIN_TOKEN)).status).toBe(403);
     expect((await api('GET', '/api/me', user.key)).body).toMatchObject({ user: { name: 'fay' }, is_operator: false });
     expect((await api('GET', '/api/me', ADMIN_TOKEN)).body).toEqual({ user: null, is_operator: true });
+    // Skills are switched for the whole server: only the operator may.
+    expect((await api('PUT', '/api/skills/data-analysis', user.key, { enabled: false })).status).toBe(403);
+    expect((await api('GET', '/api/skills', user.key)).status).toBe(200);
+    expect((await api('PUT', '/api/skills/data-analysis', ADMIN_TOKEN, { enabled: true })).body).toMatchObject({ enabled: true });
   });
 
   it("runs a user's API calls as that user, whatever user_id the body claims", async () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Skill, SkillRegistry } from '../../agent/skills/index.js';
+import { requireOperator } from '../auth.js';
 import { errorResponses } from '../error-handler.js';
 import type { ZodPluginAsync } from '../validation.js';
 
@@ -42,6 +43,10 @@ export const skillRoutes: ZodPluginAsync<{ skills: SkillRegistry }> = async (app
         response: { 200: skillSchema, ...errorResponses },
       },
     },
-    async (request) => toSkillJson(await skills.setEnabled(request.params.name, request.body.enabled)),
+    async (request) => {
+      // Skills are the server's, not one person's: with accounts, only the operator switches them.
+      if (request.principal?.kind === 'user') requireOperator(request);
+      return toSkillJson(await skills.setEnabled(request.params.name, request.body.enabled));
+    },
   );
 };
