@@ -32,6 +32,14 @@ export interface TurnContext {
   memory: string;
 }
 
+/** A run that ended well, for observers such as the memory updater. */
+export interface CompletedRun {
+  threadId: string;
+  userId: string;
+  modelName: string;
+  messages: BaseMessage[];
+}
+
 /** Where prompt sections come from; each is optional so the agent runs with any subset. */
 export interface PromptSources {
   skills?(): Promise<string>;

@@ -8,7 +8,7 @@ import type { ModelConfig } from '../../agent/config.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
 import { MemoryStore } from '../../agent/memory/index.js';
 import { createChatModel } from '../../agent/models.js';
-import { LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
+import { type CompletedRun, LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
 import { loadAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import type { Database } from '../../db/index.js';
@@ -62,13 +62,6 @@ export interface EmbeddedRuntimeOptions {
   afterRun?: (run: CompletedRun) => void;
 }
 
-/** A run that ended well, for observers such as the memory updater. */
-export interface CompletedRun {
-  threadId: string;
-  userId: string;
-  modelName: string;
-  messages: BaseMessage[];
-}
 
 /** The user of runs that name none (gateway calls without `context.user_id`), as in DeerFlow. */
 const DEFAULT_USER_ID = 'default';
