@@ -1,16 +1,17 @@
 /**
- * `npm run bench [-- --only telegram,tools --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
+ * `npm run bench [-- --only telegram,tools,github --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
 import { parseArgs } from 'node:util';
+import { runGitHubBench } from './github.js';
 import { runTelegramBench } from './telegram.js';
 import { runToolBench } from './tools.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['telegram', 'tools'] as const;
+const BENCHES = ['telegram', 'tools', 'github'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -41,5 +42,6 @@ if (only.has('telegram')) {
 if (only.has('tools')) {
   await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });
 }
+if (only.has('github')) await runGitHubBench();
 // Fakes and watchers hold timers; the figures are printed, so end here.
 process.exit(0);
