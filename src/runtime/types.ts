@@ -94,6 +94,12 @@ export interface ModelInfo {
 export interface RunOptions {
   /** Aborting cancels the run (status `interrupted`). */
   signal?: AbortSignal;
+  /**
+   * Environment variables for this run's shell commands only (a GitHub installation token as
+   * `GH_TOKEN`). Never part of the request: not stored with the run, not in its state or
+   * checkpoints, not shown to the model; masked in command output.
+   */
+  sandboxSecrets?: Record<string, string>;
 }
 
 /**
@@ -108,7 +114,7 @@ export interface AgentRuntime {
   /** Runs to the end; resolves with the final state values. A failed run rejects with AgentError. */
   waitRun(threadId: string, request: RunRequest, options?: RunOptions): Promise<{ run: RunInfo; values: Record<string, unknown> }>;
   /** Resolves once the run is pending; it goes on in the background. */
-  createRun(threadId: string, request: RunRequest): Promise<RunInfo>;
+  createRun(threadId: string, request: RunRequest, options?: Pick<RunOptions, 'sandboxSecrets'>): Promise<RunInfo>;
   getRun(threadId: string, runId: string): Promise<RunInfo>;
   /** Cancels an active run; with `wait`, resolves after it stopped. No-op for finished runs. */
   cancelRun(threadId: string, runId: string, options?: { wait?: boolean }): Promise<void>;

@@ -12,7 +12,12 @@ export interface SandboxContext {
   paths: SandboxPaths;
   /** Added to the bash environment after scrubbing, e.g. `DEERFLOW_CHANNEL_USER_ID`. */
   perCallEnv: Record<string, string>;
+  /** Values never shown to the model: replaced by `***` wherever they appear in command output. */
+  maskedValues?: readonly string[];
 }
+
+/** `configurable` key of the run's secret variables (`RunOptions.sandboxSecrets`). */
+export const SANDBOX_SECRETS_KEY = 'deerflow_sandbox_secrets';
 
 export interface SandboxToolsOptions {
   /** Builds the context from the run's config (`configurable.thread_id`, `configurable.user_id`); may throw. */
@@ -58,7 +63,7 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
           env: buildSandboxEnv({ baseEnv: options.baseEnv, homeDir: paths.workspaceDir, perCallEnv: context.perCallEnv }),
           pathMapping: paths.mappings(),
         });
-        const output = result.output === '' ? '(no output)' : result.output;
+        const output = mask(result.output === '' ? '(no output)' : result.output, context.maskedValues);
         if (result.isTimedOut) {
           return `Error: command timed out after ${config.bash_timeout_seconds} s and was killed. Run long-lived processes in the background (\`cmd > /mnt/user-data/workspace/cmd.log 2>&1 &\`).\n${output}`;
         }
@@ -206,6 +211,13 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
   return [bash, ls, readFileTool, writeFileTool, strReplace, presentFiles];
 }
 
+/** Replaces every secret value in `text` with `***` (a command may print its environment). */
+function mask(text: string, values: readonly string[] | undefined): string {
+  let masked = text;
+  for (const value of values ?? []) if (value !== '') masked = masked.split(value).join('***');
+  return masked;
+}
+
 /** Runs a tool body; any failure becomes `Error: <message>` text with host paths rewritten away. */
 async function guard(
   runConfig: RunnableConfig | undefined,
@@ -285,6 +297,14 @@ async function listTree(hostDir: string, virtualDir: string): Promise<string[]> 
   return lines;
 }
 
+/** The run's secret variables: string values under valid variable names only. */
+function secretsOf(value: unknown): Record<string, string> {
+  if (value === null || typeof value !== 'object') return {};
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => /^[A-Z_][A-Z0-9_]*$/.test(entry[0]) && typeof entry[1] === 'string'),
+  );
+}
+
 /** Longer platform ids are not exported: the value comes from the caller and is informational. */
 const MAX_CHANNEL_USER_ID_CHARS = 256;
 
@@ -293,6 +313,7 @@ const MAX_CHANNEL_USER_ID_CHARS = 256;
  * `configurable.user_id` (default `default`). Chat runs also carry the sender's raw platform id
  * (`configurable.channel_user_id`), exported to bash as `DEERFLOW_CHANNEL_USER_ID` for that call:
  * in a group thread it tells the senders apart. It is informational, never proof of identity.
+ * The run's secrets (`SANDBOX_SECRETS_KEY`) are exported too, and masked in the output.
  *
  * @throws SandboxError when the run has no thread id or an id has unsafe characters.
  */
@@ -311,6 +332,7 @@ export function createContextResolver(options: {
     if (typeof channelUserId === 'string' && channelUserId !== '' && channelUserId.length <= MAX_CHANNEL_USER_ID_CHARS) {
       perCallEnv.DEERFLOW_CHANNEL_USER_ID = channelUserId;
     }
-    return { paths, perCallEnv };
+    const secrets = secretsOf(config.configurable?.[SANDBOX_SECRETS_KEY]);
+    return { paths, perCallEnv: { ...perCallEnv, ...secrets }, maskedValues: Object.values(secrets) };
   };
 }

@@ -11,6 +11,7 @@ import { createChatModel } from '../../agent/models.js';
 import { type CompletedRun, LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
 import { loadAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
+import { SANDBOX_SECRETS_KEY } from '../../agent/sandbox/tools.js';
 import type { Database } from '../../db/index.js';
 import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -132,19 +133,19 @@ class EmbeddedRuntime implements AgentRuntime {
 
   async streamRun(threadId: string, request: RunRequest, options: RunOptions = {}): Promise<RunStream> {
     const events = new EventChannel<StreamPart>();
-    const { run } = await this.start(threadId, request, options.signal, events);
+    const { run } = await this.start(threadId, request, options, events);
     return { run, events };
   }
 
   async waitRun(threadId: string, request: RunRequest, options: RunOptions = {}) {
-    const { run, done } = await this.start(threadId, request, options.signal, undefined);
+    const { run, done } = await this.start(threadId, request, options, undefined);
     const outcome = await done;
     if (!outcome.ok) throw outcome.error;
     return { run: toRunInfo(await this.store.getRun(threadId, run.run_id)), values: outcome.values };
   }
 
-  async createRun(threadId: string, request: RunRequest): Promise<RunInfo> {
-    const { run } = await this.start(threadId, request, undefined, undefined);
+  async createRun(threadId: string, request: RunRequest, options: Pick<RunOptions, 'sandboxSecrets'> = {}): Promise<RunInfo> {
+    const { run } = await this.start(threadId, request, options, undefined);
     return run;
   }
 
@@ -224,9 +225,10 @@ class EmbeddedRuntime implements AgentRuntime {
   private async start(
     threadId: string,
     request: RunRequest,
-    signal: AbortSignal | undefined,
+    options: RunOptions,
     sink: EventChannel<StreamPart> | undefined,
   ): Promise<{ run: RunInfo; done: Promise<RunOutcome> }> {
+    const { signal } = options;
     assertUuid(threadId, 'thread_id');
     if (request.assistant_id !== LEAD_AGENT_ID) throw new NotFoundError('Assistant');
     const model = this.resolveModel(request);
@@ -243,7 +245,7 @@ class EmbeddedRuntime implements AgentRuntime {
       if (signal.aborted) controller.abort();
       else signal.addEventListener('abort', () => controller.abort(), { once: true });
     }
-    const done = this.execute(run, request, model, controller, sink);
+    const done = this.execute(run, request, model, controller, sink, options.sandboxSecrets ?? {});
     this.active.set(run.run_id, { controller, done });
     void done.finally(() => this.active.delete(run.run_id));
     return { run, done };
@@ -255,6 +257,7 @@ class EmbeddedRuntime implements AgentRuntime {
     model: ModelConfig,
     controller: AbortController,
     sink: EventChannel<StreamPart> | undefined,
+    sandboxSecrets: Record<string, string>,
   ): Promise<RunOutcome> {
     const ref = { id: run.run_id, threadId: run.thread_id };
     const lease = setInterval(() => {
@@ -284,6 +287,8 @@ class EmbeddedRuntime implements AgentRuntime {
           thread_id: run.thread_id,
           user_id: userId,
           ...channelUserIdOf(request),
+          // An object, so LangGraph never copies it into checkpoint metadata (it copies primitives).
+          [SANDBOX_SECRETS_KEY]: sandboxSecrets,
           checkpoint_ns: '',
         },
         recursionLimit,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/agent/config.js';
 import { sandboxConfigSchema } from '../../../src/agent/sandbox/config.js';
 import { createContextResolver, createSandboxTools } from '../../../src/agent/sandbox/tools.js';
-import type { DatabaseHandle } from '../../../src/db/index.js';
+import { type DatabaseHandle, schema } from '../../../src/db/index.js';
 import { AppError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { extractFinalText } from '../../../src/manager/response.js';
@@ -117,6 +117,32 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
     expect(output).not.toMatch(/^(OPENAI_API_KEY|GH_PAT|ADMIN_PASSWORD|DATABASE_URL)=/m);
     expect(output).toContain('HARMLESS_SETTING=visible');
     expect(output).toContain('DEERFLOW_CHANNEL_USER_ID=100200300');
+  });
+
+  it("gives a run's secrets to its commands only, masked in their output, and stores them nowhere", async () => {
+    const secret = 'ghs_run_scoped_secret_value';
+    model.enqueue(
+      { toolCalls: [{ name: 'bash', args: { description: 'use the token', command: 'echo "token=$GH_TOKEN"; printenv GH_TOKEN | wc -c' } }] },
+      { text: 'done' },
+    );
+    const threadId = await newThread();
+    const { run } = await runtime.waitRun(threadId, ask('comment on the issue'), { sandboxSecrets: { GH_TOKEN: secret, 'bad name': 'x' } });
+    const output = lastToolResult(model.requests[1] as FakeChatRequest);
+    expect(output).toBe(`token=***\n${secret.length + 1}\n`);
+    // Not in the model's view, the run record, the thread state, or any checkpoint row.
+    expect(JSON.stringify(model.requests)).not.toContain(secret);
+    expect(JSON.stringify(await runtime.getRun(threadId, run.run_id))).not.toContain(secret);
+    expect(JSON.stringify(await runtime.getThread(threadId))).not.toContain(secret);
+    for (const table of [schema.checkpoints, schema.checkpointBlobs, schema.checkpointWrites, schema.runs]) {
+      const rows = await database.db.select().from(table);
+      expect(Buffer.from(JSON.stringify(rows, (_key, value) => (value instanceof Uint8Array ? Buffer.from(value).toString('latin1') : value)))).not.toContain(
+        Buffer.from(secret),
+      );
+    }
+    // The next run of the same thread has no secrets.
+    model.enqueue({ toolCalls: [{ name: 'bash', args: { description: 'again', command: 'echo "token=${GH_TOKEN:-none}"' } }] }, { text: 'done' });
+    await runtime.waitRun(threadId, ask('again'));
+    expect(lastToolResult(model.requests[3] as FakeChatRequest)).toBe('token=none\n');
   });
 
   it('writes a file into the thread outputs and presents it', async () => {
