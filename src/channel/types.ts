@@ -30,6 +30,12 @@ export interface ChannelCapabilities {
   groupTrigger: 'every-message' | 'mention' | 'configurable';
   /** How the manager runs the agent for this platform's messages. */
   runMode: 'stream' | 'wait' | 'fire_and_forget';
+  /**
+   * False for platforms whose messages are not people chatting (GitHub events): the identity gate
+   * of `channel_connections` is skipped and ingress names the owner (reference §4.6 run policy).
+   * Default true.
+   */
+  requiresBoundIdentity?: boolean;
 }
 
 /**
@@ -72,11 +78,15 @@ export interface InboundMessage {
   /** Files attached to the message; their bytes are fetched by the worker through `ChannelFiles`. */
   files?: InboundFile[];
   /**
-   * Set by the manager's identity gate, never by ingress: the server account this chat identity
-   * is bound to, and the binding. The message then runs as that user.
+   * The server account the message runs as. On platforms that bind chat identities it is set by
+   * the manager's identity gate, never by ingress; where `requiresBoundIdentity` is false (GitHub)
+   * ingress sets it to the agent's owner.
    */
   ownerUserId?: string;
+  /** The binding the identity gate found (set by the manager). */
   connectionId?: string;
+  /** The thread to use when the conversation has none yet (a deterministic id, e.g. GitHub's uuid5). */
+  preferredThreadId?: string;
 }
 
 /**

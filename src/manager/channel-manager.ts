@@ -105,7 +105,9 @@ export class ChannelManager {
     let reply: Reply | undefined;
     try {
       reply = channel.egress.reply(replyTargetOf(message));
-      const identified = await this.identify(message, log);
+      // Only the gate says who a chat sender is; event platforms (GitHub) name the agent's owner themselves.
+      const identified =
+        channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), log);
       if (typeof identified === 'string') {
         await reply.finish(identified);
         return;
@@ -337,6 +339,12 @@ export class ChannelManager {
  */
 function storageUserId(message: InboundMessage): string {
   return message.ownerUserId ?? safeUserId(message.userId);
+}
+
+/** The message without any identity ingress may have claimed. */
+function withoutIdentity(message: InboundMessage): InboundMessage {
+  const { ownerUserId: _owner, connectionId: _connection, ...rest } = message;
+  return rest;
 }
 
 /** The data of a run stream's `error` event. */

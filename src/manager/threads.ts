@@ -79,7 +79,13 @@ export class ThreadResolver {
   private async create(message: InboundMessage): Promise<string> {
     const existing = await this.find(message);
     if (existing) return existing;
-    const thread = await this.runtime.createThread({ metadata: channelSource(message) });
+    // A deterministic id (GitHub's uuid5 per repo, issue and agent) lets every process and restart
+    // agree on the thread even before the mapping exists; `do_nothing` adopts one made meanwhile.
+    const thread = await this.runtime.createThread(
+      message.preferredThreadId === undefined
+        ? { metadata: channelSource(message) }
+        : { thread_id: message.preferredThreadId, if_exists: 'do_nothing', metadata: channelSource(message) },
+    );
     return this.map.insertIfAbsent(message, thread.thread_id);
   }
 }

@@ -67,4 +67,12 @@ describe.each(testDatabaseKinds())('threads of bound people on %s', (kind) => {
     expect(await threads.find(message('ana', connectionOf.ana))).toBe(fresh);
     expect(await threads.find(message('ben', connectionOf.ben))).toBe(ben);
   });
+
+  it('uses a preferred thread id, and two resolvers (two processes) agree on it', async () => {
+    const preferredThreadId = '6f1c1a52-0b8e-5d7a-9a43-2b1e3c4d5e6f';
+    const event = { ...message('github'), chatId: 'octo/repo', topicId: '7:triage', preferredThreadId };
+    const other = new ThreadResolver(new ThreadMapRepo(database.db), runtime, new ConversationsRepo(database.db));
+    const [first, second] = await Promise.all([threads.resolve(event), other.resolve(event)]);
+    expect([first, second]).toEqual([preferredThreadId, preferredThreadId]);
+  });
 });

@@ -562,4 +562,37 @@ describe('ChannelManager', () => {
       expect(sent.map((file) => [file.name, file.mimeType, file.size])).toEqual([['report.md', 'text/markdown', 8]]);
     });
   });
+
+  describe('identity', () => {
+    const gate = (binding?: { id: string; ownerUserId: string }) => ({
+      requiresBoundIdentity: true,
+      findBinding: async () => binding,
+    });
+    const withGate = (identities: ReturnType<typeof gate>, caps: ChannelCapabilities = STREAMING) =>
+      new ChannelManager({
+        runtime,
+        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
+        dedupe: new MemoryDedupeStore(),
+        channel: () => ({ egress, capabilities: caps }),
+        logger: silentLogger(),
+        identities,
+      });
+
+    it('never trusts an owner claimed by chat ingress: the gate decides', async () => {
+      await withGate(gate()).handle(inbound('hi', { kind: 'chat', ownerUserId: 'forged-owner' }), signal);
+      expect(egress.finals).toEqual([MESSAGES.unboundIdentity]);
+      expect(runtime.requests).toEqual([]);
+
+      runtime.scripts.push([values('ok')]);
+      await withGate(gate({ id: randomUUID(), ownerUserId: 'real-owner' })).handle(inbound('hi', { kind: 'chat', ownerUserId: 'forged-owner' }), signal);
+      expect(runtime.requests[0]?.request.context).toMatchObject({ user_id: 'real-owner', trusted_sender: true });
+    });
+
+    it('lets event platforms (no bound identity required) name the owner themselves', async () => {
+      runtime.scripts.push([values('ok')]);
+      const events = { ...STREAMING, runMode: 'wait' as const, requiresBoundIdentity: false };
+      await withGate(gate(), events).handle(inbound('issue opened', { kind: 'chat', ownerUserId: 'agent-owner' }), signal);
+      expect(runtime.requests[0]?.request.context).toMatchObject({ user_id: 'agent-owner' });
+    });
+  });
 });
