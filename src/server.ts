@@ -65,6 +65,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     agentsDir: options.agentsDir ?? DEFAULT_AGENTS_DIR,
     logger: logger.child({ component: 'runtime' }),
     isSoleProcess: database.kind === 'pglite',
+    chatModels: agent.chatModels,
     sandboxTools: agent.sandboxTools,
     bashAccess: config.sandbox.bash_access,
     promptSources: agent.promptSources,

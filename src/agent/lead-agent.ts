@@ -8,7 +8,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createClarificationTool } from './clarification.js';
 import type { ModelConfig } from './config.js';
-import { createChatModel } from './models.js';
+import type { ChatModels } from './models.js';
 import { buildSystemPrompt, type UploadedFileInfo } from './prompt.js';
 
 export type LeadGraph = ReturnType<typeof createReactAgent>;
@@ -49,6 +49,7 @@ export interface PromptSources {
 
 export interface LeadAgentOptions {
   soul: string;
+  chatModels: ChatModels;
   checkpointer: BaseCheckpointSaver;
   /** The sandbox tools (`bash` among them); empty when the server runs without a sandbox. */
   sandboxTools: readonly StructuredToolInterface[];
@@ -78,7 +79,7 @@ export class LeadAgent {
     let graph = this.graphs.get(key);
     if (!graph) {
       graph = createReactAgent({
-        llm: createChatModel(model),
+        llm: this.options.chatModels.get(model.name),
         tools: this.toolsFor(access),
         prompt: (state: { messages: BaseMessage[] }, config: RunnableConfig) => [
           new SystemMessage(this.systemPrompt(state.messages, config)),

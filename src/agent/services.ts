@@ -1,4 +1,3 @@
-import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { Config } from '../config/index.js';
 import type { Database } from '../db/index.js';
@@ -6,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { GoalStore, type GoalsConfig } from './goals/index.js';
 import type { CompletedRun, PromptSources } from './lead-agent.js';
 import { conversationForMemory, formatMemoryForPrompt, MemoryQueue, MemoryStore, MemoryUpdater } from './memory/index.js';
-import { createChatModel } from './models.js';
+import { ChatModels } from './models.js';
 import { SandboxPaths } from './sandbox/paths.js';
 import { createContextResolver, createSandboxTools } from './sandbox/tools.js';
 import { formatActiveSkill, formatAvailableSkills, resolveSlashSkill, SkillRegistry, type SlashSkillResolution } from './skills/index.js';
@@ -27,6 +26,8 @@ export interface AgentServicesOptions {
 export interface AgentServices {
   sandboxTools: StructuredToolInterface[];
   promptSources: PromptSources;
+  /** The model clients, shared with the runtime. */
+  chatModels: ChatModels;
   memoryStore: MemoryStore;
   goals: { store: GoalStore; config: GoalsConfig };
   /** Queues the finished conversation for memory extraction (absent when memory is off). */
@@ -43,19 +44,9 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
   const { config, db, dataDir, skillsDir, logger } = options;
   const skills = await SkillRegistry.load({ skillsDir, db, logger: logger.child({ component: 'skills' }) });
   const memoryStore = new MemoryStore(db);
-  const models = new Map<string, BaseChatModel>();
-  const modelNamed = (name?: string): BaseChatModel => {
-    const chosen = config.models.find((model) => model.name === name) ?? config.models[0];
-    if (!chosen) throw new Error('no model configured');
-    let model = models.get(chosen.name);
-    if (!model) {
-      model = createChatModel(chosen);
-      models.set(chosen.name, model);
-    }
-    return model;
-  };
+  const chatModels = new ChatModels(config.models);
   const memoryLogger = logger.child({ component: 'memory' });
-  const updater = new MemoryUpdater({ store: memoryStore, model: modelNamed, config: config.memory, logger: memoryLogger });
+  const updater = new MemoryUpdater({ store: memoryStore, model: (name) => chatModels.get(name), config: config.memory, logger: memoryLogger });
   const queue = new MemoryQueue({ debounceMs: config.memory.debounce_seconds * 1000, run: (job) => updater.update(job), logger: memoryLogger });
   const learnsFromRuns = config.memory.enabled && config.models.length > 0;
 
@@ -75,6 +66,7 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
         ? { memory: async (userId: string) => formatMemoryForPrompt(await memoryStore.get(userId), config.memory.max_injection_tokens) }
         : {}),
     },
+    chatModels,
     memoryStore,
     goals: { store: new GoalStore(db), config: config.goals },
     afterRun: learnsFromRuns

@@ -7,7 +7,7 @@ import { GraphRecursionError } from '@langchain/langgraph';
 import type { ModelConfig } from '../../agent/config.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
 import { MemoryStore } from '../../agent/memory/index.js';
-import { createChatModel } from '../../agent/models.js';
+import { ChatModels } from '../../agent/models.js';
 import { type CompletedRun, LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
 import { loadAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
@@ -55,6 +55,8 @@ export interface EmbeddedRuntimeOptions {
   bashAccess?: BashAccess;
   /** Skills and memory for the system prompt. */
   promptSources?: PromptSources;
+  /** Model clients shared with other users of the models; defaults to clients of `models`. */
+  chatModels?: ChatModels;
   /** Where memory lives; defaults to the tables on `db`. */
   memoryStore?: MemoryStore;
   /** Goals judged after each visible turn; absent = goals are not pursued. */
@@ -90,7 +92,7 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
 class EmbeddedRuntime implements AgentRuntime {
   private readonly active = new Map<string, ActiveRun>();
   private readonly agent: LeadAgent;
-  private readonly evaluators = new Map<string, BaseChatModel>();
+  private readonly chatModels: ChatModels;
   private goals: GoalStore | undefined;
   private memories: MemoryStore | undefined;
   private readonly checkpointer: BaseCheckpointSaver;
@@ -103,8 +105,10 @@ class EmbeddedRuntime implements AgentRuntime {
   ) {
     this.checkpointer = options.checkpointer ?? new DrizzleCheckpointSaver(options.db);
     this.leaseRenewMs = Math.max(50, Math.floor((options.leaseMs ?? 30_000) / 3));
+    this.chatModels = options.chatModels ?? new ChatModels(options.models);
     this.agent = new LeadAgent({
       soul,
+      chatModels: this.chatModels,
       checkpointer: this.checkpointer,
       sandboxTools: options.sandboxTools ?? [],
       sources: options.promptSources ?? {},
@@ -381,13 +385,7 @@ class EmbeddedRuntime implements AgentRuntime {
 
   /** `goals.evaluator_model` when set (checked against `models` at config load), else the run's own model. */
   private evaluatorFor(model: ModelConfig): BaseChatModel {
-    const name = this.options.goals?.config.evaluator_model ?? model.name;
-    let evaluator = this.evaluators.get(name);
-    if (!evaluator) {
-      evaluator = createChatModel(this.options.models.find((m) => m.name === name) ?? model);
-      this.evaluators.set(name, evaluator);
-    }
-    return evaluator;
+    return this.chatModels.get(this.options.goals?.config.evaluator_model ?? model.name);
   }
 
   /**
