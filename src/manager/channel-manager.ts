@@ -112,11 +112,10 @@ export class ChannelManager {
         await reply.finish(identified);
         return;
       }
-      message = identified;
       const outcome =
-        message.kind === 'command'
-          ? await this.handleCommand(message, reply, channel, signal)
-          : await this.handleSlashSkillOrChat(message, reply, channel, signal);
+        identified.kind === 'command'
+          ? await this.handleCommand(identified, reply, channel, signal)
+          : await this.handleSlashSkillOrChat(identified, reply, channel, signal);
       if (outcome.failed && key) await this.release(key, log);
     } catch (error) {
       log.error({ err: describeError(error) }, 'handling failed');

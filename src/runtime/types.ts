@@ -138,3 +138,6 @@ export interface AgentRuntime {
 
 /** The assistant id every run uses; custom agents ride on it through `context.agent_name`. */
 export const LEAD_AGENT_ID = 'lead_agent';
+
+/** The user of runs and memory calls that name none (DeerFlow's no-auth user). */
+export const DEFAULT_USER_ID = 'default';

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
+import { DEFAULT_USER_ID } from '../../runtime/types.js';
 import { buildSandboxEnv, hostToVirtual, runBash } from './bash.js';
 import type { SandboxConfig } from './config.js';
 import { SandboxError, SandboxPaths, showPath } from './paths.js';
@@ -323,7 +324,7 @@ export function createContextResolver(options: {
 }): (config: RunnableConfig) => SandboxContext {
   return (config) => {
     const threadId = config.configurable?.thread_id;
-    const userId = config.configurable?.user_id ?? 'default';
+    const userId = config.configurable?.user_id ?? DEFAULT_USER_ID;
     const channelUserId = config.configurable?.channel_user_id;
     if (typeof threadId !== 'string') throw new SandboxError('the sandbox needs a thread; this run has none');
     if (typeof userId !== 'string') throw new SandboxError('invalid user id');

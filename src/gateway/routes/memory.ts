@@ -1,11 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { AgentRuntime } from '../../runtime/types.js';
+import { type AgentRuntime, DEFAULT_USER_ID } from '../../runtime/types.js';
 import { errorResponses } from '../error-handler.js';
 import type { ZodPluginAsync } from '../validation.js';
 
-/** Without accounts every gateway caller acts for DeerFlow's no-auth user, `default`. */
-const DEFAULT_USER_ID = 'default';
 
 const memoryQuerySchema = z.strictObject({
   user_id: z

@@ -18,6 +18,7 @@ import type { Logger } from '../../logger.js';
 import {
   type AgentRuntime,
   type CreateThreadRequest,
+  DEFAULT_USER_ID,
   type GoalInfo,
   LEAD_AGENT_ID,
   type MemoryInfo,
@@ -65,9 +66,6 @@ export interface EmbeddedRuntimeOptions {
   afterRun?: (run: CompletedRun) => void;
 }
 
-
-/** The user of runs that name none (gateway calls without `context.user_id`), as in DeerFlow. */
-const DEFAULT_USER_ID = 'default';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
