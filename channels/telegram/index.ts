@@ -64,14 +64,16 @@ export const telegramChannel: ChannelDefinition<TelegramConfig> = {
   name: 'telegram',
   displayName: 'Telegram',
   // Reference §8.1: Telegram binds through a deep link that opens the bot with `/start <code>`.
-  connectOffer: (code, connection) =>
-    connection.bot_username === undefined
-      ? 'Set channel_connections.telegram.bot_username to offer Telegram connections.'
-      : {
-          mode: 'deep_link',
-          url: `https://t.me/${connection.bot_username}?start=${code}`,
-          instruction: `Send /start ${code} to the DeerFlow Telegram bot.`,
-        },
+  binding: {
+    mode: 'deep_link',
+    missing: (settings) =>
+      settings.bot_username === undefined ? 'Set channel_connections.telegram.bot_username to offer Telegram connections.' : undefined,
+    offer: (code, settings) => ({
+      mode: 'deep_link',
+      url: `https://t.me/${settings.bot_username}?start=${code}`,
+      instruction: `Send /start ${code} to the DeerFlow Telegram bot.`,
+    }),
+  },
   configSchema: telegramConfigSchema,
   isEnabled: (config) => config.enabled,
   create: createTelegramChannel,

@@ -100,18 +100,18 @@ export class ChannelConnections implements ChatBinder {
     return this.options.platforms.flatMap((platform) => {
       const connection = this.providerConfig(platform.name);
       if (!connection?.enabled) return [];
-      const offer = this.offer(platform, 'CODE', connection);
-      const reason = typeof offer === 'string' ? offer : this.options.isRunning(platform.name) ? null : TEXT.notRunning(platform.displayName);
+      const missing = platform.binding?.missing?.(connection);
+      const reason = missing ?? (this.options.isRunning(platform.name) ? null : TEXT.notRunning(platform.displayName));
       const newest = rows.find((row) => row.provider === platform.name);
       return [
         {
           provider: platform.name,
           display_name: platform.displayName,
           enabled: true,
-          configured: typeof offer !== 'string',
+          configured: missing === undefined,
           connectable: reason === null,
           unavailable_reason: reason,
-          auth_mode: typeof offer === 'string' ? 'binding_code' : offer.mode,
+          auth_mode: modeOf(platform),
           connection_status: newest?.status ?? 'not_connected',
         },
       ];
@@ -130,8 +130,8 @@ export class ChannelConnections implements ChatBinder {
     if (!platform) throw new AppError('NOT_FOUND', 'unknown channel provider', { status: 404, userMessage: TEXT.unknownProvider });
     const connection = this.providerConfig(provider);
     if (!connection?.enabled) throw badRequest(TEXT.providerDisabled);
-    const unavailable = this.offer(platform, 'CODE', connection);
-    if (typeof unavailable === 'string') throw badRequest(unavailable);
+    const missing = platform.binding?.missing?.(connection);
+    if (missing !== undefined) throw badRequest(missing);
     if (!this.options.isRunning(provider)) throw badRequest(TEXT.notRunning(platform.displayName));
     const ttlSeconds = this.options.config.code_ttl_seconds;
     const { code } = await this.codes.mint({
@@ -141,7 +141,12 @@ export class ChannelConnections implements ChatBinder {
       maxPending: this.options.config.max_pending_codes,
       now: this.now(),
     });
-    return { provider, code, expires_in: ttlSeconds, ...(this.offer(platform, code, connection) as ConnectOffer) };
+    const offer = platform.binding?.offer(code, connection) ?? {
+      mode: 'binding_code' as const,
+      url: null,
+      instruction: `Send /connect ${code} to the DeerFlow ${platform.displayName} bot.`,
+    };
+    return { provider, code, expires_in: ttlSeconds, ...offer };
   }
 
   async list(ownerUserId: string): Promise<ConnectionInfo[]> {
@@ -183,7 +188,7 @@ export class ChannelConnections implements ChatBinder {
       if (owner === undefined) {
         await this.connections.recordRejectedCode(identity);
         log.info('connect code rejected');
-        return TEXT.invalidCode(display, this.modeOf(platform));
+        return TEXT.invalidCode(display, modeOf(platform));
       }
       const { connection, previousOwnerIds } = await this.connections.bind({
         ownerUserId: owner,
@@ -200,19 +205,14 @@ export class ChannelConnections implements ChatBinder {
     }
   }
 
-  private modeOf(platform: ChannelDefinition | undefined): ConnectOffer['mode'] {
-    const offer = platform ? this.offer(platform, 'CODE', this.providerConfig(platform.name) ?? { enabled: true }) : undefined;
-    return typeof offer === 'object' ? offer.mode : 'binding_code';
-  }
-
   private providerConfig(provider: string): ProviderConnectionConfig | undefined {
     return (this.options.config as Record<string, unknown>)[provider] as ProviderConnectionConfig | undefined;
   }
+}
 
-  private offer(platform: ChannelDefinition, code: string, connection: ProviderConnectionConfig): ConnectOffer | string {
-    if (platform.connectOffer) return platform.connectOffer(code, connection);
-    return { mode: 'binding_code', url: null, instruction: `Send /connect ${code} to the DeerFlow ${platform.displayName} bot.` };
-  }
+/** Links or codes: how people bind this platform. */
+function modeOf(platform: ChannelDefinition | undefined): ConnectOffer['mode'] {
+  return platform?.binding?.mode ?? 'binding_code';
 }
 
 function badRequest(message: string): AppError {

@@ -246,17 +246,27 @@ export interface ConnectOffer {
   instruction: string;
 }
 
+/** The platform's `channel_connections.<name>` block, as binding sees it. */
+export interface BindingSettings {
+  bot_username?: string | undefined;
+}
+
+/** A platform's way of binding chat identities, when it differs from `/connect <code>`. */
+export interface ChannelBinding {
+  mode: ConnectOffer['mode'];
+  /** Why binding cannot be offered with these settings (Telegram without `bot_username`); undefined when it can. */
+  missing?(settings: BindingSettings): string | undefined;
+  /** The console's offer for a fresh code; only called when `missing` found nothing. */
+  offer(code: string, settings: BindingSettings): ConnectOffer;
+}
+
 /** A platform: its config schema and a factory. Registered in `channels/index.ts`. */
 export interface ChannelDefinition<Config = unknown> {
   name: string;
   /** As users read it, e.g. `Telegram`. */
   displayName: string;
-  /**
-   * The console's offer for a fresh code; default: `Send /connect <code> to the DeerFlow <name>
-   * bot.` Returns a reason string when the platform's `channel_connections` block lacks
-   * something it needs (Telegram: `bot_username`).
-   */
-  connectOffer?(code: string, connection: { bot_username?: string | undefined }): ConnectOffer | string;
+  /** How people bind this platform's identities (reference §8.1); absent = `/connect <code>`, nothing required. */
+  binding?: ChannelBinding;
   /** Validates `channels.<name>` of config.yaml. */
   configSchema: z.ZodType<Config>;
   /** Whether the parsed config asks for this channel to run. */
