@@ -96,7 +96,11 @@ export class NotFoundError extends AppError {
 }
 
 export class ThreadBusyError extends AgentError {
-  constructor(threadId: string) {
+  /** @param activeRunId the run holding the thread, when known, so a caller can wait for it. */
+  constructor(
+    threadId: string,
+    readonly activeRunId?: string,
+  ) {
     super('THREAD_BUSY', `thread ${threadId} already has an active run`, {
       status: 409,
       userMessage: 'Thread is busy with another run.',

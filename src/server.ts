@@ -3,13 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { createAgentServices } from './agent/services.js';
 import { InProcessBus } from './bus/in-process.js';
 import { ChannelConnections } from './accounts/connections.js';
-import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus, ChatBinder } from './channel/types.js';
+import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
 import { SqlDedupeStore } from './db/repos/inbound-dedupe-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
+import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
+import { WebhookDeliveriesRepo } from './db/repos/webhook-deliveries-repo.js';
 import { describeError } from './errors.js';
 import { buildApp } from './gateway/app.js';
 import { createAuthenticator } from './gateway/auth.js';
@@ -24,7 +26,7 @@ export interface StartServerOptions {
   config: Config;
   platforms: readonly ChannelDefinition[];
   logger: Logger;
-  /** Folder of agent definitions; defaults to the repository's `agents/`. */
+  /** Folder of agent definitions; defaults to `agents.dir` of the config, else the repository's `agents/`. */
   agentsDir?: string;
   /** The environment `bash` starts from, scrubbed of secrets first; the composition root passes the process environment. */
   environment?: Record<string, string | undefined>;
@@ -59,10 +61,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     environment: options.environment ?? {},
     logger,
   });
+  const agentsDir = options.agentsDir ?? (config.agents.dir === undefined ? DEFAULT_AGENTS_DIR : resolve(config.agents.dir));
   const runtime = await createEmbeddedRuntime({
     db: database.db,
     models: config.models,
-    agentsDir: options.agentsDir ?? DEFAULT_AGENTS_DIR,
+    agentsDir,
+    defaultAgentsDir: DEFAULT_AGENTS_DIR,
     logger: logger.child({ component: 'runtime' }),
     isSoleProcess: database.kind === 'pglite',
     chatModels: agent.chatModels,
@@ -100,13 +104,28 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: logger.child({ component: 'manager' }),
     sandboxPaths: agent.sandboxPaths,
     resolveSkill: agent.resolveSkill,
+    followUps: new FollowUpsRepo(database.db),
   });
-  const deps = { intake: bus, commands: manager.commandInfo(), logger, now: Date.now };
-  for (const adapter of createEnabledChannels(options, deps, (name) => (connections.offersBinding(name) ? connections : undefined))) {
+  const deliveries = new WebhookDeliveriesRepo(database.db);
+  const deps = {
+    intake: bus,
+    commands: manager.commandInfo(),
+    logger,
+    now: Date.now,
+    agentsDir,
+    findUserId: async (idOrName: string) => (await users.findByIdOrName(idOrName))?.id,
+  };
+  const perPlatform = (name: string) => ({
+    deliveries: deliveries.forPlatform(name),
+    ...(connections.offersBinding(name) ? { binder: connections } : {}),
+  });
+  for (const adapter of createEnabledChannels(options, deps, perPlatform)) {
     adapters.set(adapter.name, adapter);
   }
   warnAboutShellAccess(config, logger);
   bus.start((message, signal) => manager.handle(message, signal));
+  manager.start();
+  const housekeeping = startHousekeeping(deliveries, logger);
   channelStatus = await startChannels([...adapters.values()], logger);
 
   const app = await buildApp({
@@ -131,6 +150,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       logger.info('shutting down');
       // Intake first; egress stays up so in-flight replies still get their final edit.
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
+      clearInterval(housekeeping);
+      manager.stop();
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
       await runtime.close();
       // The last conversations' memory updates run now rather than being lost with the process.
@@ -152,18 +173,34 @@ function warnAboutShellAccess(config: Config, logger: Logger): void {
   }
 }
 
-/** One adapter per platform whose `channels.<name>` block asks for it; binding where it is offered. */
+/** One adapter per platform whose `channels.<name>` block asks for it, with its own deliveries and binder. */
 function createEnabledChannels(
   options: StartServerOptions,
-  deps: ChannelDeps,
-  binderFor: (platform: string) => ChatBinder | undefined,
+  deps: Omit<ChannelDeps, 'deliveries' | 'binder'>,
+  perPlatform: (platform: string) => Pick<ChannelDeps, 'deliveries' | 'binder'>,
 ): ChannelAdapter[] {
   return options.platforms.flatMap((platform) => {
     const channelConfig = (options.config.channels as Record<string, unknown>)[platform.name];
     if (channelConfig === undefined || !platform.isEnabled(channelConfig)) return [];
-    const binder = binderFor(platform.name);
-    return [platform.create(channelConfig, { ...deps, ...(binder ? { binder } : {}), logger: deps.logger.child({ channel: platform.name }) })];
+    return [platform.create(channelConfig, { ...deps, ...perPlatform(platform.name), logger: deps.logger.child({ channel: platform.name }) })];
   });
+}
+
+/** Webhook deliveries stay redeliverable on GitHub for 3 days (7 on Enterprise Server); older records can go. */
+const DELIVERY_RETENTION_MS = 8 * 24 * 60 * 60 * 1000;
+const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000;
+
+/** Prunes old webhook delivery records now and every hour. */
+function startHousekeeping(deliveries: WebhookDeliveriesRepo, logger: Logger): NodeJS.Timeout {
+  const prune = () =>
+    void deliveries
+      .prune(new Date(Date.now() - DELIVERY_RETENTION_MS))
+      .then((pruned) => pruned > 0 && logger.info({ pruned }, 'old webhook deliveries pruned'))
+      .catch((error: unknown) => logger.warn({ err: describeError(error) }, 'pruning webhook deliveries failed'));
+  prune();
+  const timer = setInterval(prune, HOUSEKEEPING_INTERVAL_MS);
+  timer.unref();
+  return timer;
 }
 
 /**

@@ -2,6 +2,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { InboundMessage } from '../../src/channel/types.js';
 import type { GitHubAgentConfig, GitHubBinding, GitHubTrigger } from './bindings.js';
 import { buildPrompt } from './prompts.js';
+import type { ReactionTarget } from './reactions.js';
 
 /**
  * One webhook delivery → one inbound message per bound agent that should act on it (reference
@@ -241,6 +242,19 @@ export function isCoveredByReviewTrigger(reviewTrigger: GitHubTrigger | undefine
   return reviewTrigger !== undefined && !reviewTrigger.requireMention;
 }
 
+/**
+ * What the agent acknowledges with 👀: the comment that woke it (issue or review comment), else the
+ * issue or pull request (reviews cannot carry reactions, so a review marks its PR).
+ */
+export function reactionTargetOf(event: string, payload: unknown, target: GitHubTarget): ReactionTarget {
+  const commentId = objectAt(payload, 'comment').id;
+  if (typeof commentId === 'number' && Number.isSafeInteger(commentId)) {
+    if (event === 'issue_comment') return { kind: 'issue_comment', id: commentId };
+    if (event === 'pull_request_review_comment') return { kind: 'review_comment', id: commentId };
+  }
+  return { kind: 'issue', number: target.number };
+}
+
 const GITHUB_THREAD_NAMESPACE = 'a3f4b2c1-7e8d-4f6a-b9c0-1234567890ab';
 
 /**
@@ -281,6 +295,8 @@ export interface FanOutMessage {
    * caller must check `login`'s permission before publishing and drop the message otherwise.
    */
   needsWriteAccessCheck?: { login: string };
+  /** What gets 👀 when the run starts: the comment, or the issue / PR itself. */
+  reaction?: ReactionTarget;
   inbound: Omit<InboundMessage, 'replyTo' | 'receivedAt'>;
 }
 
@@ -391,6 +407,7 @@ function buildMessage(parts: MessageParts): FanOutMessage {
     threadId: githubThreadId(target.repo, target.number, agent.name),
     reason: parts.reason,
     github: { repo: target.repo, number: target.number, event: input.event },
+    reaction: reactionTargetOf(input.event, input.payload, target),
     inbound: {
       channel: 'github',
       chatId: target.repo,

@@ -1,14 +1,13 @@
 import { Webhooks } from '@octokit/webhooks';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { GitHubDeliveriesRepo } from '../../src/db/repos/github-deliveries-repo.js';
+import type { WebhookDeliveries } from '../../src/channel/types.js';
 import type { ErrorCode } from '../../src/errors.js';
 import { type ErrorBody, errorResponses } from '../../src/gateway/error-handler.js';
 import { type ZodTypeProvider, zodSerializerCompiler, zodValidatorCompiler } from '../../src/gateway/validation.js';
 import type { Logger } from '../../src/logger.js';
 import { isGitHubEvent } from './bindings.js';
 import type { GitHubConfig } from './config.js';
-
 
 /**
  * "Payloads are capped at 25 MB. If your event generates a larger payload, a webhook will not be
@@ -56,7 +55,7 @@ export type GitHubWebhookReply = z.infer<typeof webhookReplySchema>;
 export interface GitHubWebhookDeps {
   /** `webhook_secret` is read once, when the plugin is built (a changed secret needs a restart); `allow_unverified` per request. */
   config: Pick<GitHubConfig, 'webhook_secret' | 'allow_unverified'>;
-  deliveries: Pick<GitHubDeliveriesRepo, 'begin' | 'finish' | 'fail'>;
+  deliveries: WebhookDeliveries;
   dispatch: GitHubDispatch;
   /** The live kill switch (`channels.github.enabled`); false → deliveries are acknowledged and skipped. */
   isEnabled: () => boolean;

@@ -24,6 +24,8 @@ export interface TurnAccess {
 /** The prompt sections of one run, loaded once when it starts and reused by every model call. */
 export interface TurnContext {
   access: TurnAccess;
+  /** The persona: the default agent's, or a custom agent's `SOUL.md`. */
+  soul: string;
   /** `<available_skills>` block; '' when none are enabled. */
   skills: string;
   /** `<active_skill>` block when the run's message was `/<skill> task`; '' otherwise. */
@@ -48,6 +50,7 @@ export interface PromptSources {
 }
 
 export interface LeadAgentOptions {
+  /** The default persona, for runs that name no custom agent. */
   soul: string;
   chatModels: ChatModels;
   checkpointer: BaseCheckpointSaver;
@@ -93,14 +96,14 @@ export class LeadAgent {
   }
 
   /** Loads the prompt sections for a run answering `messageText` for `userId`. */
-  async prepareTurn(input: { userId: string; messageText: string; access: TurnAccess }): Promise<TurnContext> {
+  async prepareTurn(input: { userId: string; messageText: string; access: TurnAccess; soul?: string }): Promise<TurnContext> {
     const { sources } = this.options;
     const [skills, activeSkill, memory] = await Promise.all([
       this.section('skills', () => sources.skills?.()),
       this.section('active skill', () => sources.activeSkill?.(input.messageText)),
       this.section('memory', () => sources.memory?.(input.userId)),
     ]);
-    return { access: input.access, skills, activeSkill, memory };
+    return { access: input.access, soul: input.soul ?? this.options.soul, skills, activeSkill, memory };
   }
 
   /** A prompt section, or '' when its source fails: a chat answer without memory beats no answer. */
@@ -128,7 +131,7 @@ export class LeadAgent {
     const access = turn?.access ?? { bash: false, clarification: false };
     const toolNames = this.options.sandboxTools.map((tool) => tool.name).filter((name) => access.bash || name !== 'bash');
     return buildSystemPrompt({
-      soul: this.options.soul,
+      soul: turn?.soul ?? this.options.soul,
       now: this.now(),
       tools: toolNames,
       skills: turn?.skills ?? '',

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { AppError, ConfigError, NotFoundError } from '../errors.js';
 
 /** Reads an agent's persona (`agents/<name>/SOUL.md`), the core of its system prompt. */
 export async function loadAgentSoul(agentsDir: string, name: string): Promise<string> {
@@ -11,6 +11,33 @@ export async function loadAgentSoul(agentsDir: string, name: string): Promise<st
     throw new ConfigError([`agents/${name}/SOUL.md: the agent's prompt file is missing or unreadable`], {
       cause: error,
     });
+  }
+}
+
+/** Custom agent names, as folder names and GitHub logins spell them (reference §4.5). */
+const AGENT_NAME = /^[A-Za-z0-9-]+$/;
+
+/**
+ * The persona of custom agent `name` (`context.agent_name`): its `SOUL.md`, or `fallback` (the
+ * default agent's) when its folder has none.
+ *
+ * @throws AppError 400 for a name that is not letters, digits and hyphens; NotFoundError when
+ *   `agents/<name>/` does not exist.
+ */
+export async function loadCustomAgentSoul(agentsDir: string, name: string, fallback: string): Promise<string> {
+  if (!AGENT_NAME.test(name)) {
+    throw new AppError('BAD_REQUEST', 'invalid agent name', {
+      status: 400,
+      userMessage: `Invalid agent name '${name}'. Use a custom agent name containing only letters, digits, and hyphens.`,
+    });
+  }
+  const folder = join(agentsDir, name);
+  try {
+    return (await readFile(join(folder, 'SOUL.md'), 'utf8')).trim() || fallback;
+  } catch {
+    const isFolder = await stat(folder).then((info) => info.isDirectory(), () => false);
+    if (!isFolder) throw new NotFoundError('Agent');
+    return fallback;
   }
 }
 

@@ -36,6 +36,19 @@ export interface ChannelCapabilities {
    * Default true.
    */
   requiresBoundIdentity?: boolean;
+  /**
+   * False where nobody answers a question (GitHub events): the agent gets no clarification tool.
+   * Default true (reference §4.6 `is_interactive`).
+   */
+  interactive?: boolean;
+  /** The least recursion limit of this platform's runs (GitHub: 250); a message may set its own. */
+  defaultRecursionLimit?: number;
+  /**
+   * `fire_and_forget` only: a message arriving while its thread is busy is kept (in the database)
+   * and delivered with the others as one turn once the thread is free (reference §4.10), instead
+   * of being turned away.
+   */
+  buffersFollowUps?: boolean;
 }
 
 /**
@@ -87,7 +100,19 @@ export interface InboundMessage {
   connectionId?: string;
   /** The thread to use when the conversation has none yet (a deterministic id, e.g. GitHub's uuid5). */
   preferredThreadId?: string;
+  /** The custom agent (`agents/<name>/`) that answers; absent = the default agent. */
+  agentName?: string;
+  /** This message's recursion limit, used as is (a GitHub agent's `recursion_limit`). */
+  recursionLimit?: number;
+  /**
+   * Plain data ingress keeps for the same platform's adapter (GitHub: installation id, what to
+   * react to). Carried through the bus and the follow-up buffer; core never reads it.
+   */
+  platformData?: Readonly<Record<string, JsonValue>>;
 }
+
+/** What survives a trip through JSON unchanged (the bus, the database). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 /**
  * A file someone sent, as ingress saw it. Only a reference travels through the bus: the worker
@@ -162,6 +187,27 @@ export interface ChannelStatus {
   reason?: string;
 }
 
+/**
+ * What a platform adds around the runs of its messages. Both are optional and best effort: a
+ * failure is the adapter's to log, never the run's to suffer.
+ */
+export interface ChannelRunHooks {
+  /**
+   * Environment variables for this run's shell commands only (GitHub: an installation token as
+   * `GH_TOKEN`, the Enterprise host as `GH_HOST`). Secrets are never stored, shown to the model
+   * or logged, and are masked in command output. Never rejects.
+   */
+  sandboxEnvironment?(message: InboundMessage): Promise<SandboxEnvironment>;
+  /** A run for `messages` was admitted (several when buffered follow-ups run as one turn). Never throws. */
+  runStarted?(messages: readonly InboundMessage[]): void;
+}
+
+/** Per-run variables for the sandbox's shell. */
+export interface SandboxEnvironment {
+  secrets?: Record<string, string>;
+  variables?: Record<string, string>;
+}
+
 export interface ChannelAdapter {
   readonly name: string;
   /** The platform's name as users read it, e.g. `Telegram`, `DingTalk`. */
@@ -176,6 +222,7 @@ export interface ChannelAdapter {
   status(): ChannelStatus;
   /** Webhook routes, mounted at `/api/webhooks/<name>`. */
   routes?: FastifyPluginAsync;
+  runHooks?: ChannelRunHooks;
 }
 
 /** Taken by ingress before it acknowledges a message, so a full queue refuses before any ack. */
@@ -227,6 +274,28 @@ export interface ChatBinder {
   bind(provider: string, request: ChatBindRequest): Promise<string>;
 }
 
+/** What {@link WebhookDeliveries.begin} found for a delivery id. */
+export type DeliveryClaim =
+  /** Ours to run: never seen, or seen and failed (or stuck mid-way in a process that died). */
+  | { kind: 'new' }
+  /** Already ran to the end; `summary` is what was answered then. */
+  | { kind: 'done'; summary: Record<string, unknown> }
+  /** Another request is running it right now. */
+  | { kind: 'in_progress' };
+
+/**
+ * A platform's webhook deliveries by the platform's delivery id, in the database, so a redelivery
+ * of one that went through is answered without running again and one that failed runs again.
+ */
+export interface WebhookDeliveries {
+  /** Claims `deliveryId` atomically: two concurrent requests with one id never both get `new`. */
+  begin(deliveryId: string, event: string): Promise<DeliveryClaim>;
+  /** Marks it done, with the summary a redelivery is answered with. */
+  finish(deliveryId: string, summary: Record<string, unknown>): Promise<void>;
+  /** Marks it failed, so its redelivery runs again. */
+  fail(deliveryId: string): Promise<void>;
+}
+
 /** What core hands every adapter. */
 export interface ChannelDeps {
   intake: InboundIntake;
@@ -237,6 +306,15 @@ export interface ChannelDeps {
   logger: Logger;
   /** Milliseconds since the epoch; injectable for tests. */
   now: () => number;
+  /** This platform's webhook deliveries (idempotency across redeliveries, processes and restarts). */
+  deliveries: WebhookDeliveries;
+  /** The folder of agent definitions (`<name>/config.yaml`, `<name>/SOUL.md`). */
+  agentsDir: string;
+  /**
+   * The id of the server account named by id or name (an agent's `owner`); undefined when there
+   * is none. Rejects when the account store cannot be read.
+   */
+  findUserId(idOrName: string): Promise<string | undefined>;
 }
 
 /** How the console tells a person to send their code (reference §8.1 step 3). */

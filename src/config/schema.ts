@@ -10,7 +10,7 @@ import { databaseConfigSchema } from '../db/config.js';
 import { serverConfigSchema } from '../gateway/config.js';
 
 /** Platforms this server will support; a block for one not built yet is ignored with a warning. */
-export const FUTURE_PLATFORMS = ['slack', 'discord', 'feishu', 'dingtalk', 'github'] as const;
+export const FUTURE_PLATFORMS = ['slack', 'discord', 'feishu', 'dingtalk'] as const;
 
 /**
  * The whole config.yaml (DESIGN.md "Configuration contract"). Each module owns its part; the
@@ -48,6 +48,17 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
           .min(1)
           .optional()
           .describe('Folder holding public/ and custom/ skills; absent: the skills/ folder shipped with the server.'),
+      })
+      .prefault({}),
+    agents: z
+      .strictObject({
+        dir: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'Folder of custom agents (<name>/config.yaml + SOUL.md, GitHub bindings); absent: the agents/ folder shipped with the server. Without lead/SOUL.md in it, the shipped default persona is used.',
+          ),
       })
       .prefault({}),
     channels: z.looseObject({ ...intakeConfigShape, ...platformShape }).prefault({}),

@@ -5,18 +5,20 @@ import type {
   ChannelCapabilities,
   ChannelEgress,
   ChannelFiles,
+  ChannelRunHooks,
   ChatIdentity,
   CommandInfo,
   InboundMessage,
   Reply,
   ReplyTarget,
 } from '../channel/types.js';
-import { AppError, describeError } from '../errors.js';
+import { AppError, describeError, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { type AgentRuntime, LEAD_AGENT_ID, type RunRequest } from '../runtime/types.js';
+import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { type DedupeKey, type DedupeStore, dedupeKeyOf } from './dedupe.js';
 import { ConversationFiles } from './files.js';
+import { FollowUps, type FollowUpStore } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
 import { extractFinalText } from './response.js';
 import { StreamText, UpdateThrottle } from './stream-text.js';
@@ -30,6 +32,7 @@ export interface ChannelHandle {
   /** How users name the platform, for texts like `[Telegram attachment unavailable: …]`. */
   displayName?: string;
   files?: ChannelFiles;
+  runHooks?: ChannelRunHooks;
 }
 
 export interface ChannelManagerDeps {
@@ -47,6 +50,8 @@ export interface ChannelManagerDeps {
   resolveSkill?: (text: string) => Promise<SlashSkillResolution>;
   /** Bound identities (reference §4.4); absent = nobody is bound, every sender runs as themselves. */
   identities?: IdentityGate;
+  /** Where follow-ups of busy threads wait (channels with `buffersFollowUps`); absent = they are turned away. */
+  followUps?: FollowUpStore;
 }
 
 /** Who a chat identity is on this server. */
@@ -76,11 +81,30 @@ export class ChannelManager {
   readonly commands: readonly Command[];
   private readonly now: () => number;
   private readonly files: ConversationFiles;
+  private readonly followUps: FollowUps | undefined;
 
   constructor(private readonly deps: ChannelManagerDeps) {
     this.commands = deps.commands ?? builtinCommands;
     this.now = deps.now ?? Date.now;
     this.files = new ConversationFiles(deps.sandboxPaths, deps.logger);
+    this.followUps =
+      deps.followUps &&
+      new FollowUps({
+        store: deps.followUps,
+        runtime: deps.runtime,
+        startBatch: (threadId, messages, text) => this.startFollowUps(threadId, messages, text),
+        logger: deps.logger.child({ component: 'follow-ups' }),
+      });
+  }
+
+  /** Starts background work: delivering follow-ups a stopped process left waiting. */
+  start(): void {
+    this.followUps?.start();
+  }
+
+  /** Stops background work; waiting follow-ups stay in the database. */
+  stop(): void {
+    this.followUps?.close();
   }
 
   /** The commands ingress should classify as commands, with their descriptions. */
@@ -215,7 +239,7 @@ export class ChannelManager {
     const userId = storageUserId(message);
     const threadId = await this.deps.threads.resolve(message);
     const received = await this.files.receive({ message, channel, userId, threadId, signal });
-    const request = this.runRequest(message, threadId, [text, ...received.notes].filter((line) => line !== '').join('\n'), extraContext);
+    const request = this.runRequest(message, channel, threadId, [text, ...received.notes].filter((line) => line !== '').join('\n'), extraContext);
     if (received.uploads.length > 0) {
       const input = request.input?.messages[0];
       if (input) input.additional_kwargs = { files: received.uploads, ...(received.notes.length > 0 ? { original_user_content: text } : {}) };
@@ -230,8 +254,7 @@ export class ChannelManager {
           result = await this.waitTurn(threadId, request, signal);
           break;
         case 'fire_and_forget':
-          await this.deps.runtime.createRun(threadId, request);
-          return { failed: false };
+          return await this.fireAndForget(message, threadId, request, reply, channel);
       }
     } catch (error) {
       if (isRefusal(error)) {
@@ -245,6 +268,49 @@ export class ChannelManager {
     await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply);
     await this.files.send(channel, replyTargetOf(message), outputs.files);
     return { failed: result.failed };
+  }
+
+  /**
+   * Reference §4.7 C: the run goes on in the background and answers by itself (GitHub agents
+   * comment with `gh`). A busy thread buffers the message where the channel asks for it.
+   */
+  private async fireAndForget(
+    message: InboundMessage,
+    threadId: string,
+    request: RunRequest,
+    reply: Reply,
+    channel: ChannelHandle,
+  ): Promise<TurnOutcome> {
+    try {
+      await this.createRun(threadId, request, [message], channel);
+      return { failed: false };
+    } catch (error) {
+      if (!(error instanceof ThreadBusyError && channel.capabilities.buffersFollowUps && this.followUps)) throw error;
+      await this.followUps.buffer(threadId, message, error.activeRunId);
+      // The platform decides what "busy" looks like; GitHub only logs it.
+      await reply.finish(MESSAGES.threadBusy);
+      return { failed: false };
+    }
+  }
+
+  /** A batch of follow-ups as one run, built as its newest message would run. */
+  private async startFollowUps(threadId: string, messages: InboundMessage[], text: string): Promise<RunInfo> {
+    const carrier = messages.at(-1) as InboundMessage;
+    const channel = this.deps.channel(carrier.channel);
+    if (!channel) throw new AppError('CHANNEL_UNAVAILABLE', `channel ${carrier.channel} is not running in this process`, { status: 503 });
+    return this.createRun(threadId, this.runRequest(carrier, channel, threadId, text, {}), messages, channel);
+  }
+
+  /** `createRun` with the channel's sandbox environment, telling the channel once the run is admitted. */
+  private async createRun(threadId: string, request: RunRequest, messages: InboundMessage[], channel: ChannelHandle): Promise<RunInfo> {
+    const hooks = channel.runHooks;
+    const environment = (await hooks?.sandboxEnvironment?.(messages.at(-1) as InboundMessage)) ?? {};
+    const run = await this.deps.runtime.createRun(threadId, request, {
+      sandboxSecrets: environment.secrets ?? {},
+      sandboxVariables: environment.variables ?? {},
+    });
+    hooks?.runStarted?.(messages);
+    return run;
   }
 
   /** Reference §4.7 A: partials as the model writes; the caller sends the one final. */
@@ -299,12 +365,20 @@ export class ChannelManager {
     }
   }
 
-  private runRequest(message: InboundMessage, threadId: string, text: string, extraContext: Record<string, unknown>): RunRequest {
+  /** Reference §4.5–4.6: the run as the channel's policy and the message shape it. */
+  private runRequest(
+    message: InboundMessage,
+    channel: ChannelHandle,
+    threadId: string,
+    text: string,
+    extraContext: Record<string, unknown>,
+  ): RunRequest {
+    const { capabilities } = channel;
     return {
       assistant_id: LEAD_AGENT_ID,
       input: { messages: [{ role: 'human', content: text }] },
       multitask_strategy: 'reject',
-      config: { recursion_limit: 100 },
+      config: { recursion_limit: message.recursionLimit ?? Math.max(DEFAULT_RECURSION_LIMIT, capabilities.defaultRecursionLimit ?? 0) },
       context: {
         thread_id: threadId,
         channel_name: message.channel,
@@ -312,6 +386,9 @@ export class ChannelManager {
         channel_user_id: message.userId,
         // Bound senders are known people; allow-listed ones were vouched for by the operator.
         trusted_sender: message.senderIsAllowlisted === true || message.ownerUserId !== undefined,
+        ...(message.agentName === undefined ? {} : { agent_name: message.agentName }),
+        // Nobody would answer a question on a non-interactive platform.
+        ...(capabilities.interactive === false ? { disable_clarification: true } : {}),
         ...extraContext,
       },
     };
@@ -331,6 +408,9 @@ export class ChannelManager {
     await this.deps.dedupe.release(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not release dedupe key'));
   }
 }
+
+/** Reference §4.5: a run's recursion limit unless its channel or message sets another. */
+const DEFAULT_RECURSION_LIMIT = 100;
 
 /**
  * Whose sandbox and memory a message uses (reference §4.5): the account a bound sender owns,

@@ -100,6 +100,8 @@ export interface RunOptions {
    * checkpoints, not shown to the model; masked in command output.
    */
   sandboxSecrets?: Record<string, string>;
+  /** Plain environment variables for this run's shell commands only (`GH_HOST`); not masked, not stored. */
+  sandboxVariables?: Record<string, string>;
 }
 
 /**
@@ -114,8 +116,13 @@ export interface AgentRuntime {
   /** Runs to the end; resolves with the final state values. A failed run rejects with AgentError. */
   waitRun(threadId: string, request: RunRequest, options?: RunOptions): Promise<{ run: RunInfo; values: Record<string, unknown> }>;
   /** Resolves once the run is pending; it goes on in the background. */
-  createRun(threadId: string, request: RunRequest, options?: Pick<RunOptions, 'sandboxSecrets'>): Promise<RunInfo>;
+  createRun(threadId: string, request: RunRequest, options?: Pick<RunOptions, 'sandboxSecrets' | 'sandboxVariables'>): Promise<RunInfo>;
   getRun(threadId: string, runId: string): Promise<RunInfo>;
+  /**
+   * Resolves with the run once it has ended (`runs.join`), wherever it runs; at once for a
+   * finished run. Rejects with `RUN_CANCELLED` when `signal` aborts the wait (the run goes on).
+   */
+  joinRun(threadId: string, runId: string, options?: Pick<RunOptions, 'signal'>): Promise<RunInfo>;
   /** Cancels an active run; with `wait`, resolves after it stopped. No-op for finished runs. */
   cancelRun(threadId: string, runId: string, options?: { wait?: boolean }): Promise<void>;
   models(): ModelInfo[];

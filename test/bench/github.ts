@@ -199,11 +199,11 @@ export async function runGitHubBench(options: GitHubBenchOptions = {}): Promise<
 
 /** `serve ours`: our route as `buildApp` mounts it, on PGlite in memory. */
 async function serveOurs(): Promise<number> {
-  const [{ buildApp }, { openDatabase }, { GitHubDeliveriesRepo }, { githubWebhookRoutes }, { githubConfigSchema }, { silentLogger }, { StubRuntime, healthyReport }] =
+  const [{ buildApp }, { openDatabase }, { WebhookDeliveriesRepo }, { githubWebhookRoutes }, { githubConfigSchema }, { silentLogger }, { StubRuntime, healthyReport }] =
     await Promise.all([
       import('../../src/gateway/app.js'),
       import('../../src/db/index.js'),
-      import('../../src/db/repos/github-deliveries-repo.js'),
+      import('../../src/db/repos/webhook-deliveries-repo.js'),
       import('../../channels/github/webhook.js'),
       import('../../channels/github/config.js'),
       import('../../src/logger.js'),
@@ -213,7 +213,7 @@ async function serveOurs(): Promise<number> {
   const logger = silentLogger();
   const routes = githubWebhookRoutes({
     config: githubConfigSchema.parse({ enabled: true, webhook_secret: SECRET }),
-    deliveries: new GitHubDeliveriesRepo(database.db),
+    deliveries: new WebhookDeliveriesRepo(database.db).forPlatform('github'),
     // What the fan-out does at most: note the delivery and answer; the agents run later.
     dispatch: async () => ({ matched_agents: [], fired_agents: [], skipped: [] }),
     isEnabled: () => true,

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ChannelAdapter, ChannelDefinition, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { RecordingIntake } from '../helpers/recording-intake.js';
+import { testChannelDeps } from '../helpers/channel-deps.js';
 
 /**
  * The behaviours every platform adapter must have (DESIGN "Testing"), driven only through a
@@ -145,7 +146,7 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       const intake = new RecordingIntake();
       const config = definition.configSchema.parse(platform.config);
       expect(definition.isEnabled(config)).toBe(true);
-      const adapter = definition.create(config, { intake, commands: COMMANDS, logger: silentLogger(), now: Date.now });
+      const adapter = definition.create(config, testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger() }));
       cleanups.push(() => adapter.stop());
       await platform.connect?.(adapter);
       if (options.isStarted !== false) await adapter.start();

@@ -19,6 +19,8 @@ export interface SandboxContext {
 
 /** `configurable` key of the run's secret variables (`RunOptions.sandboxSecrets`). */
 export const SANDBOX_SECRETS_KEY = 'deerflow_sandbox_secrets';
+/** `configurable` key of the run's plain variables (`RunOptions.sandboxVariables`). */
+export const SANDBOX_VARIABLES_KEY = 'deerflow_sandbox_variables';
 
 export interface SandboxToolsOptions {
   /** Builds the context from the run's config (`configurable.thread_id`, `configurable.user_id`); may throw. */
@@ -298,8 +300,8 @@ async function listTree(hostDir: string, virtualDir: string): Promise<string[]> 
   return lines;
 }
 
-/** The run's secret variables: string values under valid variable names only. */
-function secretsOf(value: unknown): Record<string, string> {
+/** The run's variables: string values under valid variable names only. */
+function variablesOf(value: unknown): Record<string, string> {
   if (value === null || typeof value !== 'object') return {};
   return Object.fromEntries(
     Object.entries(value).filter((entry): entry is [string, string] => /^[A-Z_][A-Z0-9_]*$/.test(entry[0]) && typeof entry[1] === 'string'),
@@ -314,7 +316,8 @@ const MAX_CHANNEL_USER_ID_CHARS = 256;
  * `configurable.user_id` (default `default`). Chat runs also carry the sender's raw platform id
  * (`configurable.channel_user_id`), exported to bash as `DEERFLOW_CHANNEL_USER_ID` for that call:
  * in a group thread it tells the senders apart. It is informational, never proof of identity.
- * The run's secrets (`SANDBOX_SECRETS_KEY`) are exported too, and masked in the output.
+ * The run's variables (`SANDBOX_VARIABLES_KEY`) and secrets (`SANDBOX_SECRETS_KEY`) are exported
+ * too, the secrets masked in the output.
  *
  * @throws SandboxError when the run has no thread id or an id has unsafe characters.
  */
@@ -333,7 +336,8 @@ export function createContextResolver(options: {
     if (typeof channelUserId === 'string' && channelUserId !== '' && channelUserId.length <= MAX_CHANNEL_USER_ID_CHARS) {
       perCallEnv.DEERFLOW_CHANNEL_USER_ID = channelUserId;
     }
-    const secrets = secretsOf(config.configurable?.[SANDBOX_SECRETS_KEY]);
-    return { paths, perCallEnv: { ...perCallEnv, ...secrets }, maskedValues: Object.values(secrets) };
+    const variables = variablesOf(config.configurable?.[SANDBOX_VARIABLES_KEY]);
+    const secrets = variablesOf(config.configurable?.[SANDBOX_SECRETS_KEY]);
+    return { paths, perCallEnv: { ...perCallEnv, ...variables, ...secrets }, maskedValues: Object.values(secrets) };
   };
 }

@@ -66,6 +66,14 @@ export class UsersRepo {
     return user;
   }
 
+  /** The user with this id, else the one with this name (names are unique); undefined when neither exists. */
+  async findByIdOrName(idOrName: string): Promise<UserRecord | undefined> {
+    const byId = await this.get(idOrName);
+    if (byId) return byId;
+    const [user] = await this.db.select(userColumns).from(users).where(eq(users.name, idOrName));
+    return user;
+  }
+
   /** Every user, oldest first. */
   async list(): Promise<UserRecord[]> {
     return this.db.select(userColumns).from(users).orderBy(asc(users.createdAt), asc(users.id));

@@ -1,4 +1,4 @@
-import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /**
  * Conversation → agent thread (reference §3.1). `topic_id` is '' for "one thread per chat",
@@ -34,4 +34,23 @@ export const inboundDedupe = pgTable(
     primaryKey({ columns: [t.channel, t.workspaceId, t.chatId, t.messageId] }),
     index('inbound_dedupe_first_seen_idx').on(t.firstSeen),
   ],
+);
+
+/**
+ * Messages that arrived while their thread was busy with a fire-and-forget run (reference §4.10),
+ * delivered together once it is free. In the database, so they survive a restart and any process
+ * can deliver them. `id` orders them; a taken batch that cannot run goes back with its ids.
+ */
+export const followUps = pgTable(
+  'follow_ups',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    threadId: uuid('thread_id').notNull(),
+    /** The message's dedupe key; a second copy of one message is not buffered twice. */
+    messageKey: text('message_key').notNull(),
+    /** The whole `InboundMessage`, so the batch runs as its sender and agent. */
+    message: jsonb('message').$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('follow_ups_thread_key_idx').on(t.threadId, t.messageKey), index('follow_ups_thread_idx').on(t.threadId, t.id)],
 );

@@ -5,4 +5,4 @@ export * from './checkpoints.js';
 export * from './goals.js';
 export * from './memory.js';
 export * from './skills.js';
-export * from './github.js';
+export * from './webhooks.js';

@@ -9,9 +9,9 @@ import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/
 import { MemoryStore } from '../../agent/memory/index.js';
 import { ChatModels } from '../../agent/models.js';
 import { type CompletedRun, LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
-import { loadAgentSoul } from '../../agent/prompt.js';
+import { loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
-import { SANDBOX_SECRETS_KEY } from '../../agent/sandbox/tools.js';
+import { SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/tools.js';
 import type { Database } from '../../db/index.js';
 import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -41,6 +41,8 @@ export interface EmbeddedRuntimeOptions {
   models: ModelConfig[];
   /** Folder holding `lead/SOUL.md` and custom agents. */
   agentsDir: string;
+  /** Where `lead/SOUL.md` comes from when `agentsDir` has none (the folder shipped with the server). */
+  defaultAgentsDir?: string;
   logger: Logger;
   /** Defaults to the drizzle-backed saver on `db`. */
   checkpointer?: BaseCheckpointSaver;
@@ -67,6 +69,9 @@ export interface EmbeddedRuntimeOptions {
 }
 
 
+/** How often `joinRun` looks at a run held by another process. */
+const JOIN_POLL_MS = 250;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface ActiveRun {
@@ -78,7 +83,11 @@ type RunOutcome = { ok: true; values: Record<string, unknown> } | { ok: false; e
 
 /** The lead agent in this process: LangGraph on ChatOpenAI, checkpoints and runs in the database. */
 export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Promise<AgentRuntime> {
-  const soul = await loadAgentSoul(options.agentsDir, 'lead');
+  const { agentsDir, defaultAgentsDir } = options;
+  const soul = await loadAgentSoul(agentsDir, 'lead').catch((error: unknown) => {
+    if (defaultAgentsDir === undefined || defaultAgentsDir === agentsDir) throw error;
+    return loadAgentSoul(defaultAgentsDir, 'lead');
+  });
   const store = new RunStore(options.db, options.leaseMs ?? 30_000);
   if (options.isSoleProcess) {
     const orphans = await store.failAllActiveRuns('interrupted: the server stopped while the run was active');
@@ -99,7 +108,7 @@ class EmbeddedRuntime implements AgentRuntime {
   constructor(
     private readonly options: EmbeddedRuntimeOptions,
     private readonly store: RunStore,
-    soul: string,
+    private readonly soul: string,
   ) {
     this.checkpointer = options.checkpointer ?? new DrizzleCheckpointSaver(options.db);
     this.leaseRenewMs = Math.max(50, Math.floor((options.leaseMs ?? 30_000) / 3));
@@ -146,7 +155,7 @@ class EmbeddedRuntime implements AgentRuntime {
     return { run: toRunInfo(await this.store.getRun(threadId, run.run_id)), values: outcome.values };
   }
 
-  async createRun(threadId: string, request: RunRequest, options: Pick<RunOptions, 'sandboxSecrets'> = {}): Promise<RunInfo> {
+  async createRun(threadId: string, request: RunRequest, options: Pick<RunOptions, 'sandboxSecrets' | 'sandboxVariables'> = {}): Promise<RunInfo> {
     const { run } = await this.start(threadId, request, options, undefined);
     return run;
   }
@@ -155,6 +164,21 @@ class EmbeddedRuntime implements AgentRuntime {
     assertUuid(threadId, 'thread_id');
     assertUuid(runId, 'run_id');
     return toRunInfo(await this.store.getRun(threadId, runId));
+  }
+
+  async joinRun(threadId: string, runId: string, options: Pick<RunOptions, 'signal'> = {}): Promise<RunInfo> {
+    assertUuid(threadId, 'thread_id');
+    assertUuid(runId, 'run_id');
+    const local = this.active.get(runId);
+    if (local) await abortable(local.done, options.signal);
+    // Held by another process (or just finished here): its row says when it ends. A run whose
+    // lease ran out belonged to a process that died; it will never end by itself, so it counts as ended.
+    for (;;) {
+      const row = await this.store.getRun(threadId, runId);
+      const isActive = (row.status === 'pending' || row.status === 'running') && row.leaseExpiresAt.getTime() >= Date.now();
+      if (!isActive) return toRunInfo(row);
+      await abortable(delay(JOIN_POLL_MS), options.signal);
+    }
   }
 
   async cancelRun(threadId: string, runId: string, options: { wait?: boolean } = {}): Promise<void> {
@@ -234,6 +258,7 @@ class EmbeddedRuntime implements AgentRuntime {
     assertUuid(threadId, 'thread_id');
     if (request.assistant_id !== LEAD_AGENT_ID) throw new NotFoundError('Assistant');
     const model = this.resolveModel(request);
+    const soul = await this.soulFor(request);
     const row = await this.store.admitRun({
       id: randomUUID(),
       threadId,
@@ -247,7 +272,8 @@ class EmbeddedRuntime implements AgentRuntime {
       if (signal.aborted) controller.abort();
       else signal.addEventListener('abort', () => controller.abort(), { once: true });
     }
-    const done = this.execute(run, request, model, controller, sink, options.sandboxSecrets ?? {});
+    const environment = { secrets: options.sandboxSecrets ?? {}, variables: options.sandboxVariables ?? {} };
+    const done = this.execute(run, request, { model, soul }, controller, sink, environment);
     this.active.set(run.run_id, { controller, done });
     void done.finally(() => this.active.delete(run.run_id));
     return { run, done };
@@ -256,10 +282,10 @@ class EmbeddedRuntime implements AgentRuntime {
   private async execute(
     run: RunInfo,
     request: RunRequest,
-    model: ModelConfig,
+    { model, soul }: { model: ModelConfig; soul: string },
     controller: AbortController,
     sink: EventChannel<StreamPart> | undefined,
-    sandboxSecrets: Record<string, string>,
+    sandbox: { secrets: Record<string, string>; variables: Record<string, string> },
   ): Promise<RunOutcome> {
     const ref = { id: run.run_id, threadId: run.thread_id };
     const lease = setInterval(() => {
@@ -280,7 +306,7 @@ class EmbeddedRuntime implements AgentRuntime {
     const recursionLimit = request.config?.recursion_limit ?? this.options.recursionLimit ?? 100;
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
     try {
-      const turn = await this.agent.prepareTurn({ userId, access, messageText: inputMessages[0]?.content ?? '' });
+      const turn = await this.agent.prepareTurn({ userId, access, soul, messageText: inputMessages[0]?.content ?? '' });
       const graph = this.agent.graph(model, access);
       const config = {
         configurable: {
@@ -290,7 +316,8 @@ class EmbeddedRuntime implements AgentRuntime {
           user_id: userId,
           ...channelUserIdOf(request),
           // An object, so LangGraph never copies it into checkpoint metadata (it copies primitives).
-          [SANDBOX_SECRETS_KEY]: sandboxSecrets,
+          [SANDBOX_SECRETS_KEY]: sandbox.secrets,
+          [SANDBOX_VARIABLES_KEY]: sandbox.variables,
           checkpoint_ns: '',
         },
         recursionLimit,
@@ -371,6 +398,14 @@ class EmbeddedRuntime implements AgentRuntime {
     return match;
   }
 
+  /** `context.agent_name` picks a custom agent's persona (reference §4.5); otherwise the default agent's. */
+  private async soulFor(request: RunRequest): Promise<string> {
+    const name = request.context?.agent_name;
+    if (name === undefined || name === null || name === '' || name === 'lead') return this.soul;
+    if (typeof name !== 'string') throw new AppError('BAD_REQUEST', 'agent_name must be a string', { status: 400, userMessage: 'agent_name must be a string' });
+    return loadCustomAgentSoul(this.options.agentsDir, name, this.soul);
+  }
+
   private memoryStore(): MemoryStore {
     this.memories ??= this.options.memoryStore ?? new MemoryStore(this.options.db);
     return this.memories;
@@ -411,6 +446,22 @@ class EmbeddedRuntime implements AgentRuntime {
       interrupts: {},
     };
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** `promise`, or a `RUN_CANCELLED` rejection as soon as `signal` aborts. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  const cancelled = () => new AgentError('RUN_CANCELLED', 'wait cancelled', { status: 409, userMessage: 'The wait was cancelled.' });
+  if (signal.aborted) return Promise.reject(cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelled());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function assertUuid(value: string, name: string): void {

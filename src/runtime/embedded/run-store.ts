@@ -30,12 +30,17 @@ export class RunStore {
   }
 
   async hasActiveRun(threadId: string): Promise<boolean> {
+    return (await this.activeRunId(threadId)) !== undefined;
+  }
+
+  /** The run holding the thread (active, lease not expired), if any. */
+  async activeRunId(threadId: string): Promise<string | undefined> {
     const [row] = await this.db
       .select({ id: runs.id })
       .from(runs)
       .where(and(eq(runs.threadId, threadId), inArray(runs.status, ACTIVE), sql`${runs.leaseExpiresAt} >= now()`))
       .limit(1);
-    return row !== undefined;
+    return row?.id;
   }
 
   /**
@@ -62,7 +67,7 @@ export class RunStore {
         .returning();
       return row as RunRow;
     } catch (error) {
-      if (sqlState(error) === UNIQUE_VIOLATION) throw new ThreadBusyError(run.threadId);
+      if (sqlState(error) === UNIQUE_VIOLATION) throw new ThreadBusyError(run.threadId, await this.activeRunId(run.threadId));
       // The foreign key answers "does the thread exist" without a query of its own per run.
       if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('Thread');
       throw error;

@@ -1,19 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { answerGraphQL, createFakeIssue, type FakeIssue } from './graphql.js';
 import { AppJwtError, verifyAppJwt } from './jwt.js';
 
 /**
- * A fake GitHub REST API on 127.0.0.1 (plain HTTP) for the real `@octokit/app` / `@octokit/core`
- * clients, served under the GitHub Enterprise Server prefix `/api/v3` so base-URL handling is
- * exercised too: `apiUrl` is what `channels.github.api_url` points at. Covers minting
- * installation tokens (App JWT verified with the App's public key), collaborator permissions,
- * reactions and issue comments. Every call is recorded with its headers (authorization
- * included, so tests can assert the token used); faults and delays are injected per route.
+ * A fake GitHub API on 127.0.0.1 (plain HTTP, or HTTPS with the `tls` option) for the real
+ * `@octokit/app` / `@octokit/core` clients and the real `gh` CLI, laid out as GitHub Enterprise
+ * Server: REST under `/api/v3` (`apiUrl` is what `channels.github.api_url` points at), GraphQL at
+ * `/api/graphql`. Covers minting installation tokens (App JWT verified with the App's public key),
+ * collaborator permissions, reactions and issue comments, by REST or by the GraphQL `addComment`
+ * mutation `gh issue comment` / `gh pr comment` send. Every call is recorded with its headers
+ * (authorization included, so tests can assert the token used); faults and delays are injected per route.
  */
 
 /** The routes the fake serves; `unknown` is anything else (answered 404). */
-export type FakeGitHubRoute = 'access_tokens' | 'permission' | 'reaction' | 'comment' | 'unknown';
+export type FakeGitHubRoute = 'access_tokens' | 'permission' | 'reaction' | 'comment' | 'graphql' | 'unknown';
 
 /** A role on a repository. */
 export type RepoRole = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
@@ -37,6 +40,10 @@ export interface RecordedGitHubCall {
   at: number;
   /** HTTP status of the answer, set once answered. */
   status?: number;
+  /** `graphql` calls that passed the token check: the operation name (`IssueByNumber`), else the first root field. */
+  operation?: string;
+  /** `graphql` calls: the messages of the GraphQL errors answered (GitHub sends them with status 200). */
+  graphqlErrors?: string[];
 }
 
 /** An injected fault: wait `delayMs` (default 0), then answer `status` with GitHub's error shape, or normally when absent. */
@@ -77,9 +84,13 @@ export interface FakeGitHubOptions {
   appSlug?: string;
   /** Lifetime of minted tokens, ms. Default 60 minutes, as on GitHub. */
   tokenTtlMs?: number;
+  /** Serve HTTPS with this PEM pair (see `createSelfSignedCert`) instead of plain HTTP. Default: HTTP. */
+  tls?: { cert: string; key: string };
 }
 
 const PREFIX = '/api/v3';
+/** Where GitHub Enterprise Server answers GraphQL (github.com uses `api.github.com/graphql`). */
+const GRAPHQL_PATH = '/api/graphql';
 const DOCS = 'https://docs.github.com/rest';
 /** GitHub's reaction contents; anything else is 422. https://docs.github.com/rest/reactions/reactions#about-reactions */
 const REACTION_CONTENTS = new Set(['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes']);
@@ -96,7 +107,7 @@ const LEGACY_PERMISSION: Record<RepoRole, string> = {
   read: 'read',
   none: 'none',
 };
-const OWNER_REPO = '/repos/([^/]+)/([^/]+)';
+const OWNER_REPO = `${PREFIX}/repos/([^/]+)/([^/]+)`;
 
 class HttpFailure extends Error {
   constructor(
@@ -114,6 +125,7 @@ type RouteHandler = (call: RecordedGitHubCall, params: Params) => { status: numb
 interface RouteDef {
   route: Exclude<FakeGitHubRoute, 'unknown'>;
   method: string;
+  /** Matched against the whole path, prefix included. */
   pattern: RegExp;
   handler: RouteHandler;
 }
@@ -129,6 +141,8 @@ export class FakeGitHub {
   readonly comments: StoredComment[] = [];
 
   private readonly publicKey: string;
+  private readonly tls: { cert: string; key: string } | undefined;
+  private readonly issues = new Map<string, FakeIssue>();
   private readonly recorded: RecordedGitHubCall[] = [];
   private readonly tokens = new Map<string, MintedToken>();
   private readonly roles = new Map<string, RepoRole>();
@@ -136,7 +150,7 @@ export class FakeGitHub {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly routes: RouteDef[];
   private nextId = 1000;
-  private server: Server | undefined;
+  private server: Server | HttpsServer | undefined;
   private port = 0;
 
   constructor(options: FakeGitHubOptions) {
@@ -144,11 +158,12 @@ export class FakeGitHub {
     this.publicKey = options.publicKey;
     this.appSlug = options.appSlug ?? 'deerflow-test';
     this.tokenTtlMs = options.tokenTtlMs ?? 60 * 60 * 1000;
+    this.tls = options.tls;
     this.routes = [
       {
         route: 'access_tokens',
         method: 'POST',
-        pattern: /^\/app\/installations\/(\d+)\/access_tokens$/,
+        pattern: new RegExp(`^${PREFIX}/app/installations/(\\d+)/access_tokens$`),
         handler: (call, [id]) => this.mint(call, Number(id)),
       },
       {
@@ -181,13 +196,23 @@ export class FakeGitHub {
         pattern: new RegExp(`^${OWNER_REPO}/issues/(\\d+)/comments$`),
         handler: (call, [owner, repo, n]) => this.comment(call, `${owner}/${repo}`, Number(n)),
       },
+      { route: 'graphql', method: 'POST', pattern: new RegExp(`^${GRAPHQL_PATH}$`), handler: (call) => this.graphql(call) },
     ];
   }
 
-  /** `http://127.0.0.1:<port>/api/v3`, no trailing slash: the `api_url` to configure. Throws before `start()`. */
+  /** `http://127.0.0.1:<port>/api/v3` (`https://` with `tls`), no trailing slash: the `api_url` to configure. Throws before `start()`. */
   get apiUrl(): string {
+    return `${this.origin}${PREFIX}`;
+  }
+
+  /** `127.0.0.1:<port>`: the enterprise host name `gh` takes as `GH_HOST`. Throws before `start()`. */
+  get host(): string {
     if (!this.server) throw new Error('FakeGitHub is not started');
-    return `http://127.0.0.1:${this.port}${PREFIX}`;
+    return `127.0.0.1:${this.port}`;
+  }
+
+  private get origin(): string {
+    return `${this.tls ? 'https' : 'http'}://${this.host}`;
   }
 
   /** The App's bot login, `<slug>[bot]`. */
@@ -212,12 +237,13 @@ export class FakeGitHub {
 
   /** Listens on a free port; resolves to `apiUrl`. */
   async start(): Promise<string> {
-    const server = createServer((req, res) => {
+    const listener = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { message: `fake error: ${String(error)}` });
         else res.destroy();
       });
-    });
+    };
+    const server = this.tls ? createHttpsServer({ cert: this.tls.cert, key: this.tls.key }, listener) : createServer(listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     this.server = server;
     this.port = (server.address() as AddressInfo).port;
@@ -241,6 +267,31 @@ export class FakeGitHub {
   setRole(repo: string, login: string, role: RepoRole): this {
     this.roles.set(roleKey(repo, login), role);
     return this;
+  }
+
+  /**
+   * Makes issue (or, with `isPullRequest`, pull request) `number` exist in `repo` (`owner/name`)
+   * for GraphQL lookups; a number not added answers GitHub's NOT_FOUND error, so a test sees when
+   * `gh` targeted the wrong one. Adding it again replaces it. The REST comment route needs none.
+   */
+  addIssue(repo: string, number: number, options: { isPullRequest?: boolean; title?: string } = {}): FakeIssue {
+    const issue = createFakeIssue(repo, number, options);
+    this.issues.set(issueKey(repo, number), issue);
+    return issue;
+  }
+
+  /**
+   * Hands out an installation token as if minted through the API, for tests about a client of
+   * the token (such as `gh`) rather than about minting. Expires after `tokenTtlMs`.
+   */
+  mintToken(installationId: number): MintedToken {
+    const minted: MintedToken = {
+      token: `ghs_${randomBytes(18).toString('base64url')}`,
+      installationId,
+      expiresAtMs: Date.now() + this.tokenTtlMs,
+    };
+    this.tokens.set(minted.token, minted);
+    return minted;
   }
 
   /** The next `times` requests to `route` (default 1; `Infinity` for all) get `fault`. */
@@ -285,11 +336,9 @@ export class FakeGitHub {
   }
 
   private match(method: string, path: string): { def: RouteDef; params: Params } | undefined {
-    if (!path.startsWith(`${PREFIX}/`)) return undefined;
-    const rest = path.slice(PREFIX.length);
     for (const def of this.routes) {
       if (def.method !== method) continue;
-      const found = def.pattern.exec(rest);
+      const found = def.pattern.exec(path);
       if (found) return { def, params: found.slice(1).map((part) => decodeURIComponent(part)) };
     }
     return undefined;
@@ -324,9 +373,7 @@ export class FakeGitHub {
       if (error instanceof AppJwtError) throw new HttpFailure(401, error.message);
       throw error;
     }
-    const token = `ghs_${randomBytes(18).toString('base64url')}`;
-    const expiresAtMs = Date.now() + this.tokenTtlMs;
-    this.tokens.set(token, { token, installationId, expiresAtMs });
+    const { token, expiresAtMs } = this.mintToken(installationId);
     return {
       status: 201,
       body: {
@@ -378,6 +425,31 @@ export class FakeGitHub {
     const htmlUrl = `https://github.com/${repo}/issues/${number}#issuecomment-${comment.id}`;
     return { status: 201, body: { id: comment.id, body: text, html_url: htmlUrl, user: { login: this.botLogin, type: 'Bot' } } };
   }
+
+  /**
+   * `POST /api/graphql`: needs an installation token; answers what `answerGraphQL` knows
+   * (`./graphql.ts`), GraphQL errors with status 200 as GitHub does, recorded in `graphqlErrors`.
+   */
+  private graphql(call: RecordedGitHubCall): { status: number; body: unknown } {
+    this.requireInstallationToken(call);
+    const { operation, data, errors } = answerGraphQL(call.body, {
+      issues: [...this.issues.values()],
+      origin: this.origin,
+      addComment: (issue, body) => {
+        const comment: StoredComment = { id: this.nextId++, repo: issue.repo, number: issue.number, body, login: this.botLogin };
+        this.comments.push(comment);
+        return comment;
+      },
+    });
+    if (operation !== undefined) call.operation = operation;
+    if (errors.length === 0) return { status: 200, body: { data } };
+    call.graphqlErrors = errors.map((error) => error.message);
+    return { status: 200, body: { data, errors } };
+  }
+}
+
+function issueKey(repo: string, number: number): string {
+  return `${repo.toLowerCase()}#${number}`;
 }
 
 function roleKey(repo: string, login: string): string {

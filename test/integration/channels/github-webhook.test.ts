@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type GitHubConfig, githubConfigSchema } from '../../../channels/github/config.js';
 import { type DispatchSummary, GITHUB_WEBHOOK_BODY_LIMIT_BYTES, githubWebhookRoutes } from '../../../channels/github/webhook.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
-import { GitHubDeliveriesRepo } from '../../../src/db/repos/github-deliveries-repo.js';
+import { WebhookDeliveriesRepo } from '../../../src/db/repos/webhook-deliveries-repo.js';
 import { createLogger } from '../../../src/logger.js';
 import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
 import { buildTestApp, type LogLines } from '../../unit/gateway/stub-runtime.js';
@@ -78,7 +78,7 @@ describe.each(testDatabaseKinds())('GitHub webhook route on %s', (kind) => {
         },
       }),
     });
-    const deliveries = new GitHubDeliveriesRepo(database.db);
+    const deliveries = new WebhookDeliveriesRepo(database.db).forPlatform('github');
     const routes = githubWebhookRoutes({
       config: githubConfigSchema.parse({ enabled: true, ...config }),
       deliveries,

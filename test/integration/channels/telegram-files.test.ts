@@ -12,6 +12,7 @@ import type { ChannelFiles, InboundFile, InboundMessage, OutboundFile, ReplyTarg
 import { createLogger, silentLogger } from '../../../src/logger.js';
 import { FakeTelegram, type FakeDocumentInput } from '../../fakes/telegram/index.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { testChannelDeps } from '../../helpers/channel-deps.js';
 
 /**
  * Photos and documents through the real grammY adapter and FakeTelegram: what reaches the intake,
@@ -46,7 +47,7 @@ async function startTelegram() {
     api_root: fake.apiRoot,
     polling_timeout_seconds: 1,
   });
-  const adapter = telegramChannel.create(config, { intake, commands: [], logger, now: Date.now });
+  const adapter = telegramChannel.create(config, testChannelDeps({ intake, commands: [], logger }));
   cleanups.push(() => adapter.stop());
   await adapter.start();
   const files: ChannelFiles | undefined = adapter.files;

@@ -4,6 +4,7 @@ import type { InboundMessage, ReplyTarget } from '../../../src/channel/types.js'
 import { silentLogger } from '../../../src/logger.js';
 import { type ChatMessageView, FakeTelegram, type FakeTelegramOptions } from '../../fakes/telegram/index.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { testChannelDeps } from '../../helpers/channel-deps.js';
 
 /**
  * The real grammY adapter against FakeTelegram. Assertions read what the user sees in the fake
@@ -33,12 +34,7 @@ async function startTelegram(config: Record<string, unknown> = {}, fakeOptions: 
     polling_timeout_seconds: 1,
     ...config,
   });
-  const adapter = telegramChannel.create(parsed, {
-    intake,
-    commands: COMMANDS,
-    logger: silentLogger(),
-    now: Date.now,
-  });
+  const adapter = telegramChannel.create(parsed, testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   return { fake, intake, adapter };
 }

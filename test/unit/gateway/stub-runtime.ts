@@ -134,6 +134,10 @@ export class StubRuntime implements AgentRuntime {
     return run;
   }
 
+  async joinRun(threadId: string, runId: string): Promise<RunInfo> {
+    return this.getRun(threadId, runId);
+  }
+
   async cancelRun(threadId: string, runId: string, options?: { wait?: boolean }): Promise<void> {
     this.calls.push({ method: 'cancelRun', threadId, options: options ?? {} });
     const run = await this.getRun(threadId, runId);

@@ -84,6 +84,9 @@ class ScriptedRuntime implements AgentRuntime {
   async getRun(): Promise<never> {
     throw new Error('unused');
   }
+  async joinRun(): Promise<never> {
+    throw new Error('unused');
+  }
   async cancelRun(): Promise<void> {}
   models() {
     return this.modelNames.map((name) => ({ name, model: name }));

@@ -1,6 +1,7 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
+import type { DeliveryClaim, WebhookDeliveries } from '../../channel/types.js';
 import type { Database } from '../index.js';
-import { type DeliveryStatus, githubDeliveries } from '../schema/index.js';
+import { type DeliveryStatus, webhookDeliveries } from '../schema/index.js';
 
 /**
  * A delivery left in `processing` this long is taken to belong to a process that died mid-way, and
@@ -9,15 +10,6 @@ import { type DeliveryStatus, githubDeliveries } from '../schema/index.js';
  */
 export const STALE_PROCESSING_MS = 10 * 60 * 1000;
 
-/** What {@link GitHubDeliveriesRepo.begin} found for a delivery id. */
-export type DeliveryClaim =
-  /** Ours to run: never seen, or seen and failed (or stuck in `processing` past {@link STALE_PROCESSING_MS}). */
-  | { kind: 'new' }
-  /** Already ran to the end; `summary` is what was answered then. */
-  | { kind: 'done'; summary: Record<string, unknown> }
-  /** Another request is running it right now. */
-  | { kind: 'in_progress' };
-
 interface ClaimRow {
   claimed: boolean;
   status: DeliveryStatus | null;
@@ -25,39 +17,50 @@ interface ClaimRow {
 }
 
 /**
- * GitHub webhook deliveries by `X-GitHub-Delivery`, so a redelivery (same id) of one that went
- * through is answered without running again, and one that failed runs again. Ids come from
- * GitHub (a GUID per event); nothing here reads payloads.
+ * Webhook deliveries by the platform's delivery id (GitHub's `X-GitHub-Delivery`), so a
+ * redelivery (same id) of one that went through is answered without running again, and one that
+ * failed runs again. Ids come from the platform; nothing here reads payloads. Use
+ * {@link forPlatform} to hand one platform its own view.
  */
-export class GitHubDeliveriesRepo {
+export class WebhookDeliveriesRepo {
   constructor(
     private readonly db: Database,
     private readonly staleAfterMs: number = STALE_PROCESSING_MS,
   ) {}
+
+  /** The deliveries of one platform, as its adapter sees them. */
+  forPlatform(platform: string): WebhookDeliveries {
+    return {
+      begin: (deliveryId, event) => this.begin(platform, deliveryId, event),
+      finish: (deliveryId, summary) => this.finish(platform, deliveryId, summary),
+      fail: (deliveryId) => this.fail(platform, deliveryId),
+    };
+  }
 
   /**
    * Claims `deliveryId` for processing, in one statement, so two concurrent requests with the same
    * id never both get `new`: inserts a `processing` row, or takes over a `failed` one (or one stuck
    * in `processing` for {@link STALE_PROCESSING_MS}); otherwise reports what the row holds.
    */
-  async begin(deliveryId: string, event: string): Promise<DeliveryClaim> {
-    const t = githubDeliveries;
+  async begin(platform: string, deliveryId: string, event: string): Promise<DeliveryClaim> {
+    const t = webhookDeliveries;
+    const column = (c: { name: string }) => sql.identifier(c.name);
     const stale = sql`now() - make_interval(secs => ${this.staleAfterMs / 1000})`;
     // The outer select reads the snapshot from before the insert: no row = it was new (or another
     // transaction inserted it concurrently, which `claimed = false` tells apart).
     const result = await this.db.execute(sql`
       with claim as (
-        insert into ${t} (${sql.identifier(t.deliveryId.name)}, ${sql.identifier(t.event.name)}, ${sql.identifier(t.status.name)})
-        values (${deliveryId}, ${event}, 'processing')
-        on conflict (${sql.identifier(t.deliveryId.name)}) do update
-          set ${sql.identifier(t.status.name)} = 'processing', ${sql.identifier(t.event.name)} = excluded.${sql.identifier(t.event.name)},
-              ${sql.identifier(t.summary.name)} = null, ${sql.identifier(t.updatedAt.name)} = now()
+        insert into ${t} (${column(t.platform)}, ${column(t.deliveryId)}, ${column(t.event)}, ${column(t.status)})
+        values (${platform}, ${deliveryId}, ${event}, 'processing')
+        on conflict (${column(t.platform)}, ${column(t.deliveryId)}) do update
+          set ${column(t.status)} = 'processing', ${column(t.event)} = excluded.${column(t.event)},
+              ${column(t.summary)} = null, ${column(t.updatedAt)} = now()
           where ${t.status} = 'failed' or (${t.status} = 'processing' and ${t.updatedAt} < ${stale})
         returning 1
       )
-      select exists (select 1 from claim) as claimed, d.${sql.identifier(t.status.name)} as status, d.${sql.identifier(t.summary.name)} as summary
+      select exists (select 1 from claim) as claimed, d.${column(t.status)} as status, d.${column(t.summary)} as summary
       from (select 1) as one
-      left join ${t} as d on d.${sql.identifier(t.deliveryId.name)} = ${deliveryId}`);
+      left join ${t} as d on d.${column(t.platform)} = ${platform} and d.${column(t.deliveryId)} = ${deliveryId}`);
     const row = rowsOf<ClaimRow>(result)[0];
     if (!row || row.claimed) return { kind: 'new' };
     if (row.status === 'done') return { kind: 'done', summary: asSummary(row.summary) };
@@ -66,34 +69,38 @@ export class GitHubDeliveriesRepo {
   }
 
   /** Marks the delivery done and stores `summary`, which a redelivery is answered with. */
-  async finish(deliveryId: string, summary: Record<string, unknown>): Promise<void> {
+  async finish(platform: string, deliveryId: string, summary: Record<string, unknown>): Promise<void> {
     await this.db
-      .update(githubDeliveries)
+      .update(webhookDeliveries)
       .set({ status: 'done', summary, updatedAt: sql`now()` })
-      .where(eq(githubDeliveries.deliveryId, deliveryId));
+      .where(this.idIs(platform, deliveryId));
   }
 
   /** Marks the delivery failed, so its redelivery runs again. */
-  async fail(deliveryId: string): Promise<void> {
+  async fail(platform: string, deliveryId: string): Promise<void> {
     await this.db
-      .update(githubDeliveries)
+      .update(webhookDeliveries)
       .set({ status: 'failed', updatedAt: sql`now()` })
-      .where(eq(githubDeliveries.deliveryId, deliveryId));
+      .where(this.idIs(platform, deliveryId));
   }
 
   /**
-   * Deletes deliveries received before `olderThan` that are no longer running. GitHub keeps
-   * deliveries redeliverable for 3 days (7 on GHES), so older rows can go.
+   * Deletes deliveries (of every platform) received before `olderThan` that are no longer
+   * running. GitHub keeps deliveries redeliverable for 3 days (7 on GHES), so older rows can go.
    *
    * @returns how many rows were deleted.
    */
   async prune(olderThan: Date): Promise<number> {
-    const staleOrSettled = sql`(${githubDeliveries.status} <> 'processing' or ${githubDeliveries.updatedAt} < now() - make_interval(secs => ${this.staleAfterMs / 1000}))`;
+    const staleOrSettled = sql`(${webhookDeliveries.status} <> 'processing' or ${webhookDeliveries.updatedAt} < now() - make_interval(secs => ${this.staleAfterMs / 1000}))`;
     const deleted = await this.db
-      .delete(githubDeliveries)
-      .where(and(lt(githubDeliveries.receivedAt, olderThan), staleOrSettled))
-      .returning({ deliveryId: githubDeliveries.deliveryId });
+      .delete(webhookDeliveries)
+      .where(and(lt(webhookDeliveries.receivedAt, olderThan), staleOrSettled))
+      .returning({ deliveryId: webhookDeliveries.deliveryId });
     return deleted.length;
+  }
+
+  private idIs(platform: string, deliveryId: string) {
+    return and(eq(webhookDeliveries.platform, platform), eq(webhookDeliveries.deliveryId, deliveryId));
   }
 }
 

@@ -1,0 +1,160 @@
+import type { InboundIntake, InboundMessage, InboundReservation, JsonValue } from '../../src/channel/types.js';
+import { describeError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import { DEFAULT_USER_ID } from '../../src/runtime/types.js';
+import { type FanOutMessage, type GitHubAgentLookup, fanOut } from './fanout.js';
+import { hasWriteAccess } from './permissions.js';
+import type { ReactionTarget } from './reactions.js';
+import type { InstallationTokens } from './tokens.js';
+import type { DispatchSummary, GitHubDispatch } from './webhook.js';
+
+/**
+ * What the GitHub adapter keeps on each message it publishes (`InboundMessage.platformData`), for
+ * its own run hooks: the token's installation and what to put 👀 on.
+ */
+export interface GitHubMessageData {
+  repo: string;
+  number: number;
+  event: string;
+  deliveryId?: string;
+  installationId?: number;
+  reaction?: ReactionTarget;
+}
+
+/** Reads back what {@link publishable} stored; undefined for anything else. */
+export function githubDataOf(message: InboundMessage): GitHubMessageData | undefined {
+  const data = message.platformData;
+  if (data === undefined || typeof data.repo !== 'string' || typeof data.number !== 'number') return undefined;
+  return data as unknown as GitHubMessageData;
+}
+
+/**
+ * A write-access check could not be made (GitHub unreachable, rate limited): the agent does not
+ * run (fail closed), and the delivery is answered 503 so it can be redelivered once GitHub is
+ * back. Agents already published are deduplicated by message id on redelivery.
+ */
+export class WriteAccessUnverifiedError extends Error {
+  override name = 'WriteAccessUnverified';
+}
+
+export interface GitHubDispatchDeps {
+  registry: GitHubAgentLookup & { reloadIfChanged(): Promise<boolean> };
+  intake: InboundIntake;
+  /** Absent when no GitHub App is configured: no tokens, so no write-access checks can pass. */
+  tokens: Pick<InstallationTokens, 'token'> | undefined;
+  apiUrl: string;
+  defaultMentionLogin: string | undefined;
+  findUserId(idOrName: string): Promise<string | undefined>;
+  logger: Logger;
+  now: () => number;
+}
+
+/** Why an agent the trigger fired for still does not run. */
+type Refusal = { agent: string; reason: string; unverified?: true };
+
+/**
+ * The fan-out behind `POST /api/webhooks/github` (reference §7.3): refresh the registry, decide
+ * which agents fire, run as each agent's owner, check the author's write access where the agent
+ * asks for it, and publish one message per agent, all or none (a full queue answers 503 and the
+ * delivery can be redelivered). Never does model work.
+ */
+export function createGitHubDispatch(deps: GitHubDispatchDeps): GitHubDispatch {
+  return async (event, deliveryId, payload) => {
+    await deps.registry.reloadIfChanged();
+    const { messages, summary } = fanOut({
+      event,
+      deliveryId,
+      payload,
+      registry: deps.registry,
+      defaultMentionLogin: deps.defaultMentionLogin,
+    });
+    const checked = await Promise.all(messages.map((message) => admit(message, deps, event)));
+    const accepted = checked.filter((result): result is InboundMessage => !('reason' in result));
+    const refused = checked.filter((result): result is Refusal => 'reason' in result);
+    await publishAll(deps.intake, accepted);
+    const fired = new Set(accepted.map((message) => message.agentName));
+    const result: DispatchSummary = {
+      matched_agents: summary.matched_agents,
+      fired_agents: summary.fired_agents.filter((agent) => fired.has(agent)),
+      skipped: [...summary.skipped, ...refused.map(({ agent, reason }) => ({ agent, reason }))],
+    };
+    if (refused.some((refusal) => refusal.unverified)) {
+      throw new WriteAccessUnverifiedError(`write access could not be checked for delivery ${deliveryId ?? ''}`);
+    }
+    return result;
+  };
+}
+
+/** The message to publish for one fired agent, or why it must not run. */
+async function admit(message: FanOutMessage, deps: GitHubDispatchDeps, event: string): Promise<InboundMessage | Refusal> {
+  const log = { agent: message.agent, repo: message.github.repo, number: message.github.number, delivery: message.github.deliveryId };
+  const ownerUserId = message.ownerUserId === undefined ? DEFAULT_USER_ID : await deps.findUserId(message.ownerUserId);
+  if (ownerUserId === undefined) {
+    deps.logger.warn(log, 'GitHub agent not run: its owner is not an account on this server');
+    return { agent: message.agent, reason: 'unknown_owner' };
+  }
+  const check = message.needsWriteAccessCheck;
+  if (check !== undefined) {
+    const refusal = await checkWriteAccess(message, check.login, deps, log);
+    if (refusal) return refusal;
+  }
+  return publishable(message, ownerUserId, event, deps.now());
+}
+
+async function checkWriteAccess(
+  message: FanOutMessage,
+  login: string,
+  deps: GitHubDispatchDeps,
+  log: Record<string, unknown>,
+): Promise<Refusal | undefined> {
+  const { installationId } = message.github;
+  const token = installationId === undefined ? undefined : await deps.tokens?.token(installationId);
+  if (token === undefined) {
+    deps.logger.warn(
+      log,
+      'GitHub agent not run: the author\'s write access cannot be checked without an installation token (set the agent\'s installation_id and channels.github app_id + private_key, or trusted_authors: any)',
+    );
+    return { agent: message.agent, reason: 'write_access_unverifiable' };
+  }
+  try {
+    if (await hasWriteAccess({ token, apiUrl: deps.apiUrl, repo: message.github.repo, login })) return undefined;
+    deps.logger.info({ ...log, login }, 'GitHub agent not run: the author has no write access');
+    return { agent: message.agent, reason: `no_write_access:${login}` };
+  } catch (error) {
+    deps.logger.warn({ ...log, login, err: describeError(error) }, 'GitHub agent not run: write access could not be checked');
+    return { agent: message.agent, reason: 'write_access_check_failed', unverified: true };
+  }
+}
+
+function publishable(message: FanOutMessage, ownerUserId: string, event: string, receivedAt: number): InboundMessage {
+  const { github } = message;
+  const data: GitHubMessageData = { repo: github.repo, number: github.number, event };
+  if (github.deliveryId !== undefined) data.deliveryId = github.deliveryId;
+  if (github.installationId !== undefined) data.installationId = github.installationId;
+  const reaction = message.reaction;
+  if (reaction !== undefined) data.reaction = reaction;
+  return {
+    ...message.inbound,
+    receivedAt,
+    replyTo: {},
+    ownerUserId,
+    preferredThreadId: message.threadId,
+    agentName: message.agent,
+    // The trigger and the write-access check vouched for the author: the agent may use its shell.
+    senderIsAllowlisted: true,
+    ...(github.recursionLimit === undefined ? {} : { recursionLimit: github.recursionLimit }),
+    platformData: data as unknown as Record<string, JsonValue>,
+  };
+}
+
+/** Reserves a slot for every message before committing any, so a full queue publishes none of them. */
+async function publishAll(intake: InboundIntake, messages: InboundMessage[]): Promise<void> {
+  const reserved: Array<{ message: InboundMessage; reservation: InboundReservation }> = [];
+  try {
+    for (const message of messages) reserved.push({ message, reservation: await intake.reserve() });
+  } catch (error) {
+    for (const { reservation } of reserved) reservation.release();
+    throw error;
+  }
+  for (const { message, reservation } of reserved) reservation.commit(message);
+}
