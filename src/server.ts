@@ -69,6 +69,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     defaultAgentsDir: DEFAULT_AGENTS_DIR,
     logger: logger.child({ component: 'runtime' }),
     isSoleProcess: database.kind === 'pglite',
+    maxBackgroundRuns: config.channels.max_background_runs,
     chatModels: agent.chatModels,
     sandboxTools: agent.sandboxTools,
     bashAccess: config.sandbox.bash_access,

@@ -1,5 +1,5 @@
 import type { InboundIntake, InboundMessage, InboundReservation, JsonValue } from '../../src/channel/types.js';
-import { describeError } from '../../src/errors.js';
+import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { DEFAULT_USER_ID } from '../../src/runtime/types.js';
 import { type FanOutMessage, type GitHubAgentLookup, fanOut } from './fanout.js';
@@ -29,12 +29,52 @@ export function githubDataOf(message: InboundMessage): GitHubMessageData | undef
 }
 
 /**
- * A write-access check could not be made (GitHub unreachable, rate limited): the agent does not
- * run (fail closed), and the delivery is answered 503 so it can be redelivered once GitHub is
- * back. Agents already published are deduplicated by message id on redelivery.
+ * A write-access check could not be made (the token mint or the permission call failed: GitHub
+ * unreachable, rate limited): the agent does not run (fail closed), and the delivery is answered
+ * 503 so it can be redelivered once GitHub is back. Agents already published are deduplicated by
+ * message id on redelivery.
  */
-export class WriteAccessUnverifiedError extends Error {
-  override name = 'WriteAccessUnverified';
+export class WriteAccessUnverifiedError extends ChannelError {
+  constructor(deliveryId: string | undefined) {
+    super('github', 'CHANNEL_UNAVAILABLE', `write access could not be checked for delivery ${deliveryId ?? ''}`, { status: 503 });
+    this.name = 'WriteAccessUnverifiedError';
+  }
+}
+
+/** How long a write-access answer is reused: GitHub allows an installation 5,000 requests an hour. */
+export const WRITE_ACCESS_TTL_MS = 60_000;
+/** Answers kept at most; the oldest go first. */
+const WRITE_ACCESS_CACHE_MAX = 1000;
+
+/**
+ * Write-access answers per (repo, login), reused for {@link WRITE_ACCESS_TTL_MS} so a busy
+ * discussion costs one permission call a minute, not one per comment. Concurrent checks of one
+ * pair share a request; failures are never kept.
+ */
+class WriteAccessCache {
+  private readonly answers = new Map<string, { canWrite: boolean; expiresAtMs: number }>();
+  private readonly pending = new Map<string, Promise<boolean>>();
+
+  constructor(private readonly now: () => number) {}
+
+  async check(repo: string, login: string, ask: () => Promise<boolean>): Promise<boolean> {
+    const key = `${repo.toLowerCase()}\n${login.toLowerCase()}`;
+    const cached = this.answers.get(key);
+    if (cached && cached.expiresAtMs > this.now()) return cached.canWrite;
+    let asking = this.pending.get(key);
+    if (!asking) {
+      asking = ask()
+        .then((canWrite) => {
+          this.answers.delete(key);
+          this.answers.set(key, { canWrite, expiresAtMs: this.now() + WRITE_ACCESS_TTL_MS });
+          if (this.answers.size > WRITE_ACCESS_CACHE_MAX) this.answers.delete(this.answers.keys().next().value as string);
+          return canWrite;
+        })
+        .finally(() => this.pending.delete(key));
+      this.pending.set(key, asking);
+    }
+    return asking;
+  }
 }
 
 export interface GitHubDispatchDeps {
@@ -59,6 +99,7 @@ type Refusal = { agent: string; reason: string; unverified?: true };
  * delivery can be redelivered). Never does model work.
  */
 export function createGitHubDispatch(deps: GitHubDispatchDeps): GitHubDispatch {
+  const writeAccess = new WriteAccessCache(deps.now);
   return async (event, deliveryId, payload) => {
     await deps.registry.reloadIfChanged();
     const { messages, summary } = fanOut({
@@ -68,7 +109,7 @@ export function createGitHubDispatch(deps: GitHubDispatchDeps): GitHubDispatch {
       registry: deps.registry,
       defaultMentionLogin: deps.defaultMentionLogin,
     });
-    const checked = await Promise.all(messages.map((message) => admit(message, deps, event)));
+    const checked = await Promise.all(messages.map((message) => admit(message, deps, writeAccess, event)));
     const accepted = checked.filter((result): result is InboundMessage => !('reason' in result));
     const refused = checked.filter((result): result is Refusal => 'reason' in result);
     await publishAll(deps.intake, accepted);
@@ -79,14 +120,19 @@ export function createGitHubDispatch(deps: GitHubDispatchDeps): GitHubDispatch {
       skipped: [...summary.skipped, ...refused.map(({ agent, reason }) => ({ agent, reason }))],
     };
     if (refused.some((refusal) => refusal.unverified)) {
-      throw new WriteAccessUnverifiedError(`write access could not be checked for delivery ${deliveryId ?? ''}`);
+      throw new WriteAccessUnverifiedError(deliveryId);
     }
     return result;
   };
 }
 
 /** The message to publish for one fired agent, or why it must not run. */
-async function admit(message: FanOutMessage, deps: GitHubDispatchDeps, event: string): Promise<InboundMessage | Refusal> {
+async function admit(
+  message: FanOutMessage,
+  deps: GitHubDispatchDeps,
+  writeAccess: WriteAccessCache,
+  event: string,
+): Promise<InboundMessage | Refusal> {
   const log = { agent: message.agent, repo: message.github.repo, number: message.github.number, delivery: message.github.deliveryId };
   const ownerUserId = message.ownerUserId === undefined ? DEFAULT_USER_ID : await deps.findUserId(message.ownerUserId);
   if (ownerUserId === undefined) {
@@ -95,7 +141,7 @@ async function admit(message: FanOutMessage, deps: GitHubDispatchDeps, event: st
   }
   const check = message.needsWriteAccessCheck;
   if (check !== undefined) {
-    const refusal = await checkWriteAccess(message, check.login, deps, log);
+    const refusal = await checkWriteAccess(message, check.login, deps, writeAccess, log);
     if (refusal) return refusal;
   }
   return publishable(message, ownerUserId, event, deps.now());
@@ -105,19 +151,26 @@ async function checkWriteAccess(
   message: FanOutMessage,
   login: string,
   deps: GitHubDispatchDeps,
+  writeAccess: WriteAccessCache,
   log: Record<string, unknown>,
 ): Promise<Refusal | undefined> {
   const { installationId } = message.github;
-  const token = installationId === undefined ? undefined : await deps.tokens?.token(installationId);
-  if (token === undefined) {
+  if (installationId === undefined || deps.tokens === undefined) {
+    // A setup gap, not an outage: a redelivery would not help, so the delivery is not failed.
     deps.logger.warn(
       log,
       'GitHub agent not run: the author\'s write access cannot be checked without an installation token (set the agent\'s installation_id and channels.github app_id + private_key, or trusted_authors: any)',
     );
     return { agent: message.agent, reason: 'write_access_unverifiable' };
   }
+  const token = await deps.tokens.token(installationId);
+  if (token === undefined) {
+    // The mint failed (and logged why): as unanswerable as a failed permission call.
+    return { agent: message.agent, reason: 'write_access_check_failed', unverified: true };
+  }
   try {
-    if (await hasWriteAccess({ token, apiUrl: deps.apiUrl, repo: message.github.repo, login })) return undefined;
+    const { repo } = message.github;
+    if (await writeAccess.check(repo, login, () => hasWriteAccess({ token, apiUrl: deps.apiUrl, repo, login }))) return undefined;
     deps.logger.info({ ...log, login }, 'GitHub agent not run: the author has no write access');
     return { agent: message.agent, reason: `no_write_access:${login}` };
   } catch (error) {

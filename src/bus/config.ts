@@ -8,6 +8,14 @@ export const intakeConfigShape = {
     .positive()
     .default(5)
     .describe('Messages handled at once; each holds one worker for its whole run.'),
+  max_background_runs: z
+    .number()
+    .int()
+    .positive()
+    .default(4)
+    .describe(
+      'Fire-and-forget runs (GitHub agents, POST /threads/{id}/runs) working at once; more wait their turn, already holding their thread.',
+    ),
   inbound_queue_maxsize: z
     .number()
     .int()
@@ -24,6 +32,7 @@ export const intakeConfigShape = {
 
 export interface IntakeConfig {
   max_concurrency: number;
+  max_background_runs: number;
   inbound_queue_maxsize: number;
   shutdown_grace_period_seconds: number;
 }

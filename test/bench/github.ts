@@ -1,6 +1,6 @@
 /**
- * GitHub webhook acks: our `POST /api/webhooks/github` (through `buildApp`, on an in-memory PGlite
- * database, with a dispatch that records and returns an empty summary) against a bare
+ * GitHub webhook acks: our `POST /api/webhooks/github` (the real server with the GitHub channel
+ * and a bound agent, on PGlite: signature, delivery claim, registry check and fan-out) against a bare
  * `@octokit/webhooks` `createNodeMiddleware` on Node `http`, verifying the same deliveries. Each
  * server runs in its own process (this file, started with `serve ours|bare`); the load comes from
  * the bench process over keep-alive connections.
@@ -15,11 +15,14 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createNodeMiddleware, Webhooks } from '@octokit/webhooks';
 import { GITHUB_EVENTS } from '../../channels/github/bindings.js';
+import type { ChannelDefinition } from '../../src/channel/types.js';
 import { ROOT, startProcess, stopProcess } from './server-process.js';
 import { formatRow, type LatencySummary, summarize } from './stats.js';
 
@@ -197,32 +200,40 @@ export async function runGitHubBench(options: GitHubBenchOptions = {}): Promise<
   console.log(`checked: ${ours.failures} non-200 answers from deerflow-channels, ${bare.failures} from the bare middleware (left out above)`);
 }
 
-/** `serve ours`: our route as `buildApp` mounts it, on PGlite in memory. */
+/**
+ * `serve ours`: the real server (`startServer`, as `npm start` runs it) with only the GitHub
+ * channel, on PGlite in a temp folder, with one agent bound to every repository of the example
+ * payloads for every event, mention required: each delivery is claimed in the database, the
+ * registry is checked for changes and the fan-out decides, but no run starts (no example mentions
+ * the agent), so the figures are the acknowledgement path alone.
+ */
 async function serveOurs(): Promise<number> {
-  const [{ buildApp }, { openDatabase }, { WebhookDeliveriesRepo }, { githubWebhookRoutes }, { githubConfigSchema }, { silentLogger }, { StubRuntime, healthyReport }] =
-    await Promise.all([
-      import('../../src/gateway/app.js'),
-      import('../../src/db/index.js'),
-      import('../../src/db/repos/webhook-deliveries-repo.js'),
-      import('../../channels/github/webhook.js'),
-      import('../../channels/github/config.js'),
-      import('../../src/logger.js'),
-      import('../unit/gateway/stub-runtime.js'),
-    ]);
-  const database = await openDatabase({});
-  const logger = silentLogger();
-  const routes = githubWebhookRoutes({
-    config: githubConfigSchema.parse({ enabled: true, webhook_secret: SECRET }),
-    deliveries: new WebhookDeliveriesRepo(database.db).forPlatform('github'),
-    // What the fan-out does at most: note the delivery and answer; the agents run later.
-    dispatch: async () => ({ matched_agents: [], fired_agents: [], skipped: [] }),
-    isEnabled: () => true,
-    logger,
-  });
-  const app = await buildApp({ runtime: new StubRuntime(), health: async () => healthyReport, logger, channelRoutes: [{ name: 'github', routes }] });
-  process.once('SIGTERM', () => void app.close().finally(() => database.close().finally(() => process.exit(0))));
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  return (app.server.address() as AddressInfo).port;
+  const [{ startServer }, { loadConfig }, { githubChannel }, { createLogger }] = await Promise.all([
+    import('../../src/server.js'),
+    import('../../src/config/index.js'),
+    import('../../channels/github/index.js'),
+    import('../../src/logger.js'),
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), 'dfc-bench-github-'));
+  const groups = createRequire(import.meta.url)('@octokit/webhooks-examples') as { name: string; examples: unknown[] }[];
+  const repos = [
+    ...new Set(groups.flatMap((group) => group.examples.map((e) => (e as { repository?: { full_name?: string } }).repository?.full_name))),
+  ].filter((repo): repo is string => typeof repo === 'string');
+  const triggers = GITHUB_EVENTS.filter((event) => event !== 'ping').map((event) => `        ${event}: { require_mention: true }`);
+  mkdirSync(join(dir, 'agents', 'watcher'), { recursive: true });
+  writeFileSync(
+    join(dir, 'agents', 'watcher', 'config.yaml'),
+    `github:\n  bot_login: bench-watcher\n  bindings:\n${repos.map((repo) => `    - repo: ${repo}\n      triggers:\n${triggers.join('\n')}`).join('\n')}\n`,
+  );
+  writeFileSync(
+    join(dir, 'config.yaml'),
+    `server: { port: 0 }\ndata_dir: ${join(dir, 'data')}\nlog: { level: warn }\nagents: { dir: ${join(dir, 'agents')} }\nchannels:\n  github: { enabled: true, webhook_secret: "${SECRET}" }\n`,
+  );
+  const platforms = [githubChannel as ChannelDefinition];
+  const { config } = loadConfig({ path: join(dir, 'config.yaml'), env: {}, platforms });
+  const server = await startServer({ config, platforms, logger: createLogger({ level: 'warn' }) });
+  process.once('SIGTERM', () => void server.stop().finally(() => process.exit(0)));
+  return Number(new URL(server.url).port);
 }
 
 /** `serve bare`: `@octokit/webhooks` verifying and receiving the same deliveries, nothing else. */

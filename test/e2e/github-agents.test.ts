@@ -32,6 +32,8 @@ const BOT_LOGIN = 'reviewer-bot';
 const SOUL = 'You are Reviewer, a careful maintainer bot for octo-org.';
 const WRITER = 'octocat';
 const READER = 'drive-by';
+/** A writer no earlier test asked about: write-access answers are reused for a minute. */
+const NEW_WRITER = 'hubot';
 const signer = new Webhooks({ secret: SECRET });
 
 let github: FakeGitHub;
@@ -109,6 +111,7 @@ beforeAll(async () => {
   github.addIssue(REPO, ISSUE, { title: 'The build is red' });
   github.setRole(REPO, WRITER, 'write');
   github.setRole(REPO, READER, 'read');
+  github.setRole(REPO, NEW_WRITER, 'write');
 
   const { dir } = writeConfig('');
   const agentDir = join(dir, 'agents', AGENT);
@@ -206,7 +209,7 @@ describe('GitHub agents, started as the README says', () => {
   it('fails closed with 503 while GitHub cannot say who may write, and runs on redelivery once it can', async () => {
     github.failNext('permission', { status: 502 }, 3);
     const delivery = randomUUID();
-    const payload = issueComment(`@${BOT_LOGIN} are you there?`, WRITER);
+    const payload = issueComment(`@${BOT_LOGIN} are you there?`, NEW_WRITER);
     const failed = await deliver('issue_comment', payload, delivery);
 
     expect(failed.status).toBe(503);

@@ -4,6 +4,7 @@ import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { GraphRecursionError } from '@langchain/langgraph';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { ModelConfig } from '../../agent/config.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
 import { MemoryStore } from '../../agent/memory/index.js';
@@ -50,6 +51,8 @@ export interface EmbeddedRuntimeOptions {
   leaseMs?: number;
   /** True when no other process shares the database (PGlite): active runs found at start are orphans. */
   isSoleProcess?: boolean;
+  /** Background runs (`createRun`) working at once; more wait for a slot, holding their thread. Default 4. */
+  maxBackgroundRuns?: number;
   /** Default recursion limit of a run; default 100 (reference §4.5). */
   recursionLimit?: number;
   /** The sandbox tools; absent = the agent only talks (and may ask a clarification question). */
@@ -69,6 +72,7 @@ export interface EmbeddedRuntimeOptions {
 }
 
 
+const DEFAULT_MAX_BACKGROUND_RUNS = 4;
 /** How often `joinRun` looks at a run held by another process. */
 const JOIN_POLL_MS = 250;
 
@@ -104,6 +108,8 @@ class EmbeddedRuntime implements AgentRuntime {
   private memories: MemoryStore | undefined;
   private readonly checkpointer: BaseCheckpointSaver;
   private readonly leaseRenewMs: number;
+  /** Streamed and waited runs are bounded by their callers (the manager's workers); background runs by this. */
+  private readonly backgroundRuns: LimitFunction;
 
   constructor(
     private readonly options: EmbeddedRuntimeOptions,
@@ -112,6 +118,7 @@ class EmbeddedRuntime implements AgentRuntime {
   ) {
     this.checkpointer = options.checkpointer ?? new DrizzleCheckpointSaver(options.db);
     this.leaseRenewMs = Math.max(50, Math.floor((options.leaseMs ?? 30_000) / 3));
+    this.backgroundRuns = pLimit(options.maxBackgroundRuns ?? DEFAULT_MAX_BACKGROUND_RUNS);
     this.chatModels = options.chatModels ?? new ChatModels(options.models);
     this.agent = new LeadAgent({
       soul,
@@ -144,19 +151,19 @@ class EmbeddedRuntime implements AgentRuntime {
 
   async streamRun(threadId: string, request: RunRequest, options: RunOptions = {}): Promise<RunStream> {
     const events = new EventChannel<StreamPart>();
-    const { run } = await this.start(threadId, request, options, events);
+    const { run } = await this.start(threadId, request, options, { sink: events });
     return { run, events };
   }
 
   async waitRun(threadId: string, request: RunRequest, options: RunOptions = {}) {
-    const { run, done } = await this.start(threadId, request, options, undefined);
+    const { run, done } = await this.start(threadId, request, options, {});
     const outcome = await done;
     if (!outcome.ok) throw outcome.error;
     return { run: toRunInfo(await this.store.getRun(threadId, run.run_id)), values: outcome.values };
   }
 
   async createRun(threadId: string, request: RunRequest, options: Pick<RunOptions, 'sandboxSecrets' | 'sandboxVariables'> = {}): Promise<RunInfo> {
-    const { run } = await this.start(threadId, request, options, undefined);
+    const { run } = await this.start(threadId, request, options, { isBackground: true });
     return run;
   }
 
@@ -252,7 +259,7 @@ class EmbeddedRuntime implements AgentRuntime {
     threadId: string,
     request: RunRequest,
     options: RunOptions,
-    sink: EventChannel<StreamPart> | undefined,
+    mode: { sink?: EventChannel<StreamPart>; isBackground?: boolean },
   ): Promise<{ run: RunInfo; done: Promise<RunOutcome> }> {
     const { signal } = options;
     assertUuid(threadId, 'thread_id');
@@ -273,7 +280,7 @@ class EmbeddedRuntime implements AgentRuntime {
       else signal.addEventListener('abort', () => controller.abort(), { once: true });
     }
     const environment = { secrets: options.sandboxSecrets ?? {}, variables: options.sandboxVariables ?? {} };
-    const done = this.execute(run, request, { model, soul }, controller, sink, environment);
+    const done = this.execute(run, request, { model, soul }, controller, mode, environment);
     this.active.set(run.run_id, { controller, done });
     void done.finally(() => this.active.delete(run.run_id));
     return { run, done };
@@ -284,7 +291,7 @@ class EmbeddedRuntime implements AgentRuntime {
     request: RunRequest,
     { model, soul }: { model: ModelConfig; soul: string },
     controller: AbortController,
-    sink: EventChannel<StreamPart> | undefined,
+    { sink, isBackground = false }: { sink?: EventChannel<StreamPart>; isBackground?: boolean },
     sandbox: { secrets: Record<string, string>; variables: Record<string, string> },
   ): Promise<RunOutcome> {
     const ref = { id: run.run_id, threadId: run.thread_id };
@@ -305,7 +312,10 @@ class EmbeddedRuntime implements AgentRuntime {
     const access = this.accessFor(request);
     const recursionLimit = request.config?.recursion_limit ?? this.options.recursionLimit ?? 100;
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
+    // Taken inside the lease, so a run waiting for its turn keeps its thread (and is never taken for dead).
+    const slot = isBackground ? this.backgroundSlot() : undefined;
     try {
+      if (slot) await abortable(slot, controller.signal);
       const turn = await this.agent.prepareTurn({ userId, access, soul, messageText: inputMessages[0]?.content ?? '' });
       const graph = this.agent.graph(model, access);
       const config = {
@@ -379,8 +389,16 @@ class EmbeddedRuntime implements AgentRuntime {
       return { ok: false, error: failure };
     } finally {
       clearInterval(lease);
+      void slot?.then((release) => release());
       sink?.close();
     }
+  }
+
+  /** Resolves, once one of the background slots is free, with the function that frees it again. */
+  private backgroundSlot(): Promise<() => void> {
+    return new Promise((acquired) => {
+      void this.backgroundRuns(() => new Promise<void>((release) => acquired(release)));
+    });
   }
 
   private resolveModel(request: RunRequest): ModelConfig {

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -182,4 +185,87 @@ describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
     expect((error as AppError).userMessage).toMatch(/No model is configured/);
     await bare.close();
   });
+
+  it('joins a background run: resolves once it ended, at once for a finished one; a busy refusal names the run holding the thread', async () => {
+    const thread = await runtime.createThread();
+    let finish: (() => void) | undefined;
+    model.respond = () =>
+      new Promise((resolve) => {
+        finish = () => resolve({ text: 'done in the background' });
+      });
+    const run = await runtime.createRun(thread.thread_id, ask('work'));
+    const busy = await runtime.createRun(thread.thread_id, ask('more')).catch((e: unknown) => e);
+    expect(codeOf(busy)).toBe('THREAD_BUSY');
+    expect((busy as { activeRunId?: string }).activeRunId).toBe(run.run_id);
+
+    let joined = false;
+    const joining = runtime.joinRun(thread.thread_id, run.run_id).then((info) => {
+      joined = true;
+      return info;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(joined).toBe(false);
+    await waitUntil(() => finish !== undefined);
+    finish?.();
+    expect((await joining).status).toBe('success');
+    expect((await runtime.joinRun(thread.thread_id, run.run_id)).status).toBe('success');
+    await expect(runtime.joinRun(thread.thread_id, randomUUID())).rejects.toSatisfy((e) => codeOf(e) === 'NOT_FOUND');
+  });
+
+  it('runs at most maxBackgroundRuns background runs at once; the others wait, holding their threads', async () => {
+    const limited = await createEmbeddedRuntime({ db: database.db, models, agentsDir: AGENTS_DIR, logger: silentLogger(), maxBackgroundRuns: 1 });
+    const releases: Array<() => void> = [];
+    model.respond = () => new Promise((resolve) => releases.push(() => resolve({ text: 'ok' })));
+    const [a, b] = [await limited.createThread(), await limited.createThread()];
+    const first = await limited.createRun(a.thread_id, ask('first'));
+    const second = await limited.createRun(b.thread_id, ask('second'));
+    await waitUntil(() => releases.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(releases).toHaveLength(1);
+    // Waiting for its turn, the second run already holds its thread.
+    await expect(limited.createRun(b.thread_id, ask('third'))).rejects.toSatisfy((e) => codeOf(e) === 'THREAD_BUSY');
+    releases[0]?.();
+    await waitUntil(() => releases.length === 2);
+    releases[1]?.();
+    expect((await limited.joinRun(a.thread_id, first.run_id)).status).toBe('success');
+    expect((await limited.joinRun(b.thread_id, second.run_id)).status).toBe('success');
+    await limited.close();
+  });
+
+  it('answers as a custom agent named in context.agent_name, with its SOUL.md', async () => {
+    const agentsDir = mkdtempSync(join(tmpdir(), 'dfc-agents-'));
+    mkdirSync(join(agentsDir, 'lead'));
+    writeFileSync(join(agentsDir, 'lead', 'SOUL.md'), 'You are the default agent.');
+    mkdirSync(join(agentsDir, 'reviewer'));
+    writeFileSync(join(agentsDir, 'reviewer', 'SOUL.md'), 'You are Reviewer.');
+    mkdirSync(join(agentsDir, 'soulless'));
+    writeFileSync(join(agentsDir, 'soulless', 'config.yaml'), 'description: no persona of its own\n');
+    const custom = await createEmbeddedRuntime({ db: database.db, models, agentsDir, logger: silentLogger() });
+    const systemOf = async (agentName?: string) => {
+      const thread = await custom.createThread();
+      const before = model.requests.length;
+      await custom.waitRun(thread.thread_id, ask('hi', agentName === undefined ? {} : { context: { agent_name: agentName } }));
+      const system = model.requests[before]?.messages.find((m) => m.role === 'system')?.content;
+      return String(system);
+    };
+    expect(await systemOf('reviewer')).toMatch(/^You are Reviewer\./);
+    expect(await systemOf()).toMatch(/^You are the default agent\./);
+    expect(await systemOf('soulless')).toMatch(/^You are the default agent\./);
+    const thread = await custom.createThread();
+    await expect(custom.waitRun(thread.thread_id, ask('x', { context: { agent_name: 'ghost' } }))).rejects.toSatisfy(
+      (e) => codeOf(e) === 'NOT_FOUND',
+    );
+    await expect(custom.waitRun(thread.thread_id, ask('x', { context: { agent_name: '../lead' } }))).rejects.toSatisfy(
+      (e) => codeOf(e) === 'BAD_REQUEST',
+    );
+    await custom.close();
+  });
 });
+
+async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
