@@ -44,6 +44,9 @@ let cert: SelfSignedCert;
 let agentTurn: FakeResponder;
 let agentRequests: FakeChatRequest[];
 let nextCommentId = 1000;
+/** How the running server was started, to start it again on the same data. */
+let serverArgs: string[];
+const SERVER_ENV = (): Record<string, string> => ({ NODE_EXTRA_CA_CERTS: cert.certPath, SSL_CERT_FILE: cert.certPath });
 
 function textOf(message: FakeChatMessage | undefined): string {
   if (!message || message.content === null) return '';
@@ -124,6 +127,7 @@ beforeAll(async () => {
   const keyPath = join(dir, 'app.pem');
   writeFileSync(keyPath, keys.privateKey);
   const config = writeConfig(`server: { port: 0 }
+data_dir: "${join(dir, 'data')}"
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
 memory: { enabled: false }
@@ -138,7 +142,8 @@ channels:
 `);
   // The server's own calls (tokens, permissions, reactions) trust the certificate through
   // NODE_EXTRA_CA_CERTS; `gh` in the sandbox (Go) through SSL_CERT_FILE.
-  server = await startServerProcess(['--config', config.path], { env: { NODE_EXTRA_CA_CERTS: cert.certPath, SSL_CERT_FILE: cert.certPath } });
+  serverArgs = ['--config', config.path];
+  server = await startServerProcess(serverArgs, { env: SERVER_ENV() });
 }, 60_000);
 
 afterAll(async () => {
@@ -252,5 +257,27 @@ describe('GitHub agents, started as the README says', () => {
     expect(batch.indexOf('second')).toBeLessThan(batch.indexOf('third'));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(seen).toHaveLength(2);
+  });
+
+  it('keeps buffered comments across a restart and delivers them when the server is back', async () => {
+    const seen: string[] = [];
+    agentTurn = async (request): Promise<FakeReply> => {
+      seen.push(textOf(request.messages.findLast((m) => m.role === 'user')));
+      // The first turn never ends by itself: the server is stopped under it.
+      if (seen.length === 1) await new Promise(() => {});
+      return { text: 'ok' };
+    };
+    await deliver('issue_comment', issueComment(`@${BOT_LOGIN} long job`, WRITER));
+    await eventually(() => (seen.length === 1 ? true : undefined));
+    await deliver('issue_comment', issueComment(`@${BOT_LOGIN} while you were busy`, WRITER));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    expect(await server.stop()).toBe(0);
+    expect(seen).toHaveLength(1);
+    server = await startServerProcess(serverArgs, { env: SERVER_ENV() });
+
+    const batch = await eventually(() => seen[1]);
+    expect(batch.startsWith('<followups-while-busy>')).toBe(true);
+    expect(batch).toContain('while you were busy');
   });
 });
