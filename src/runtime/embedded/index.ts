@@ -3,13 +3,12 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { GraphRecursionError } from '@langchain/langgraph';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { ModelConfig } from '../../agent/config.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
 import { MemoryStore } from '../../agent/memory/index.js';
 import { ChatModels } from '../../agent/models.js';
-import { type CompletedRun, LeadAgent, type PromptSources, type TurnAccess } from '../../agent/lead-agent.js';
+import { type CompletedRun, LeadAgent, type PromptSources } from '../../agent/lead-agent.js';
 import { loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/tools.js';
@@ -19,7 +18,6 @@ import type { Logger } from '../../logger.js';
 import {
   type AgentRuntime,
   type CreateThreadRequest,
-  DEFAULT_USER_ID,
   type GoalInfo,
   LEAD_AGENT_ID,
   type MemoryInfo,
@@ -34,8 +32,10 @@ import {
 } from '../types.js';
 import { DrizzleCheckpointSaver } from './checkpointer.js';
 import { EventChannel } from './event-channel.js';
+import { accessFor, assertUuid, channelUserIdOf, resolveModel, runUserId, toAgentError } from './run-request.js';
 import { RunStore, toRunInfo } from './run-store.js';
-import { pickStreamMetadata, serializeMessage, serializeValues, usageOfLastTurn } from './serialize.js';
+import { pickStreamMetadata, serializeMessage, serializeUpdates, serializeValues, usageOfLastTurn } from './serialize.js';
+import { abortable, delay } from './waiting.js';
 
 export interface EmbeddedRuntimeOptions {
   db: Database;
@@ -75,8 +75,6 @@ export interface EmbeddedRuntimeOptions {
 const DEFAULT_MAX_BACKGROUND_RUNS = 4;
 /** How often `joinRun` looks at a run held by another process. */
 const JOIN_POLL_MS = 250;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface ActiveRun {
   controller: AbortController;
@@ -264,7 +262,7 @@ class EmbeddedRuntime implements AgentRuntime {
     const { signal } = options;
     assertUuid(threadId, 'thread_id');
     if (request.assistant_id !== LEAD_AGENT_ID) throw new NotFoundError('Assistant');
-    const model = this.resolveModel(request);
+    const model = resolveModel(this.options.models, request);
     const soul = await this.soulFor(request);
     const row = await this.store.admitRun({
       id: randomUUID(),
@@ -309,7 +307,7 @@ class EmbeddedRuntime implements AgentRuntime {
     let lastValues: { messages?: BaseMessage[] } | undefined;
     const inputMessages = request.input?.messages ?? [];
     const userId = runUserId(request);
-    const access = this.accessFor(request);
+    const access = accessFor(this.options.bashAccess ?? 'trusted', request);
     const recursionLimit = request.config?.recursion_limit ?? this.options.recursionLimit ?? 100;
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
     // Taken inside the lease, so a run waiting for its turn keeps its thread (and is never taken for dead).
@@ -401,21 +399,6 @@ class EmbeddedRuntime implements AgentRuntime {
     });
   }
 
-  private resolveModel(request: RunRequest): ModelConfig {
-    const { models } = this.options;
-    if (models.length === 0) {
-      throw new AgentError('MODEL_NOT_CONFIGURED', 'no model configured', {
-        status: 503,
-        userMessage: 'No model is configured on this server. Ask the operator to add one under `models:` in config.yaml.',
-      });
-    }
-    const wanted = request.config?.configurable?.model_name ?? request.context?.model_name;
-    if (wanted === undefined) return models[0] as ModelConfig;
-    const match = models.find((m) => m.name === wanted);
-    if (!match) throw new AppError('BAD_REQUEST', 'unknown model', { status: 400, userMessage: `Unknown model: ${String(wanted)}` });
-    return match;
-  }
-
   /** `context.agent_name` picks a custom agent's persona (reference §4.5); otherwise the default agent's. */
   private async soulFor(request: RunRequest): Promise<string> {
     const name = request.context?.agent_name;
@@ -439,16 +422,6 @@ class EmbeddedRuntime implements AgentRuntime {
     return this.chatModels.get(this.options.goals?.config.evaluator_model ?? model.name);
   }
 
-  /**
-   * Shell access follows the caller's trust: gateway callers are operators; the manager marks
-   * chat senders with `context.trusted_sender` (allow-listed or bound to a server account).
-   */
-  private accessFor(request: RunRequest): TurnAccess {
-    const policy = this.options.bashAccess ?? 'trusted';
-    const bash = policy === 'everyone' || (policy === 'trusted' && request.context?.trusted_sender !== false);
-    return { bash, clarification: request.context?.disable_clarification !== true };
-  }
-
   private toThreadInfo(
     row: { id: string; metadata: Record<string, unknown>; createdAt: Date; updatedAt: Date },
     values: Record<string, unknown> | null,
@@ -464,61 +437,4 @@ class EmbeddedRuntime implements AgentRuntime {
       interrupts: {},
     };
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/** `promise`, or a `RUN_CANCELLED` rejection as soon as `signal` aborts. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  const cancelled = () => new AgentError('RUN_CANCELLED', 'wait cancelled', { status: 409, userMessage: 'The wait was cancelled.' });
-  if (signal.aborted) return Promise.reject(cancelled());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelled());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-function assertUuid(value: string, name: string): void {
-  if (!UUID.test(value)) throw new AppError('BAD_REQUEST', `${name} is not a UUID`, { status: 400, userMessage: `${name} must be a UUID` });
-}
-
-function serializeUpdates(chunk: unknown): Record<string, unknown> {
-  if (chunk === null || typeof chunk !== 'object') return {};
-  return Object.fromEntries(Object.entries(chunk).map(([node, update]) => [node, serializeValues(update)]));
-}
-
-/** The storage user of a run: sandbox folders and memory are keyed by it (reference §4.5). */
-function runUserId(request: RunRequest): string {
-  const fromRequest = request.context?.user_id ?? request.config?.configurable?.user_id;
-  return typeof fromRequest === 'string' && fromRequest !== '' ? fromRequest : DEFAULT_USER_ID;
-}
-
-/** The chat sender's raw platform id, for `DEERFLOW_CHANNEL_USER_ID` in bash (chat runs only). */
-function channelUserIdOf(request: RunRequest): { channel_user_id?: string } {
-  const id = request.context?.channel_user_id;
-  return typeof id === 'string' ? { channel_user_id: id } : {};
-}
-
-/** Model and graph failures, described without the endpoint's text (it may echo keys or prompts). */
-function toAgentError(error: unknown, recursionLimit: number): AppError {
-  if (error instanceof AppError) return error;
-  if (error instanceof GraphRecursionError) {
-    return new AgentError('RECURSION_LIMIT', `run stopped at the recursion limit (${recursionLimit})`, {
-      status: 500,
-      userMessage: `I stopped after ${recursionLimit} steps without finishing this task. Tell me to continue, or break the task into smaller steps.`,
-      cause: error,
-    });
-  }
-  const status = (error as { status?: unknown }).status;
-  const name = error instanceof Error ? error.name : 'Error';
-  const detail = typeof status === 'number' ? `${name} (HTTP ${status})` : name;
-  return new AgentError('MODEL_FAILED', `agent run failed: ${detail}`, {
-    status: 502,
-    userMessage: 'The agent run failed. Please try again.',
-    cause: error,
-  });
 }

@@ -46,3 +46,9 @@ export function usageOfLastTurn(messages: readonly BaseMessage[]): TokenUsage | 
   }
   return usage;
 }
+
+/** An `updates` chunk: each node's update serialized like `values`. */
+export function serializeUpdates(chunk: unknown): Record<string, unknown> {
+  if (chunk === null || typeof chunk !== 'object') return {};
+  return Object.fromEntries(Object.entries(chunk).map(([node, update]) => [node, serializeValues(update)]));
+}

@@ -1,0 +1,70 @@
+import { GraphRecursionError } from '@langchain/langgraph';
+import type { ModelConfig } from '../../agent/config.js';
+import type { TurnAccess } from '../../agent/lead-agent.js';
+import type { BashAccess } from '../../agent/sandbox/config.js';
+import { AgentError, AppError } from '../../errors.js';
+import { DEFAULT_USER_ID, type RunRequest } from '../types.js';
+
+/** Reading a run request: ids, the run's user, model and access, and how its failures read. */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function assertUuid(value: string, name: string): void {
+  if (!UUID.test(value)) throw new AppError('BAD_REQUEST', `${name} is not a UUID`, { status: 400, userMessage: `${name} must be a UUID` });
+}
+
+/** The storage user of a run: sandbox folders and memory are keyed by it (reference §4.5). */
+export function runUserId(request: RunRequest): string {
+  const fromRequest = request.context?.user_id ?? request.config?.configurable?.user_id;
+  return typeof fromRequest === 'string' && fromRequest !== '' ? fromRequest : DEFAULT_USER_ID;
+}
+
+/** The chat sender's raw platform id, for `DEERFLOW_CHANNEL_USER_ID` in bash (chat runs only). */
+export function channelUserIdOf(request: RunRequest): { channel_user_id?: string } {
+  const id = request.context?.channel_user_id;
+  return typeof id === 'string' ? { channel_user_id: id } : {};
+}
+
+/** The run's model: `configurable.model_name` or `context.model_name`, else the first configured. */
+export function resolveModel(models: readonly ModelConfig[], request: RunRequest): ModelConfig {
+  if (models.length === 0) {
+    throw new AgentError('MODEL_NOT_CONFIGURED', 'no model configured', {
+      status: 503,
+      userMessage: 'No model is configured on this server. Ask the operator to add one under `models:` in config.yaml.',
+    });
+  }
+  const wanted = request.config?.configurable?.model_name ?? request.context?.model_name;
+  if (wanted === undefined) return models[0] as ModelConfig;
+  const match = models.find((m) => m.name === wanted);
+  if (!match) throw new AppError('BAD_REQUEST', 'unknown model', { status: 400, userMessage: `Unknown model: ${String(wanted)}` });
+  return match;
+}
+
+/**
+ * Shell access follows the caller's trust: gateway callers are operators; the manager marks
+ * chat senders with `context.trusted_sender` (allow-listed or bound to a server account).
+ */
+export function accessFor(policy: BashAccess, request: RunRequest): TurnAccess {
+  const bash = policy === 'everyone' || (policy === 'trusted' && request.context?.trusted_sender !== false);
+  return { bash, clarification: request.context?.disable_clarification !== true };
+}
+
+/** Model and graph failures, described without the endpoint's text (it may echo keys or prompts). */
+export function toAgentError(error: unknown, recursionLimit: number): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof GraphRecursionError) {
+    return new AgentError('RECURSION_LIMIT', `run stopped at the recursion limit (${recursionLimit})`, {
+      status: 500,
+      userMessage: `I stopped after ${recursionLimit} steps without finishing this task. Tell me to continue, or break the task into smaller steps.`,
+      cause: error,
+    });
+  }
+  const status = (error as { status?: unknown }).status;
+  const name = error instanceof Error ? error.name : 'Error';
+  const detail = typeof status === 'number' ? `${name} (HTTP ${status})` : name;
+  return new AgentError('MODEL_FAILED', `agent run failed: ${detail}`, {
+    status: 502,
+    userMessage: 'The agent run failed. Please try again.',
+    cause: error,
+  });
+}
