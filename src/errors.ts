@@ -1,3 +1,5 @@
+import { DrizzleQueryError } from 'drizzle-orm';
+
 /**
  * Errors that cross a module boundary. Two audiences: logs read `message`, `code` and `cause`;
  * users only ever see `userMessage`, written on purpose (never a library's `error.message`).
@@ -119,9 +121,23 @@ export function asAppError(error: unknown): AppError {
 /** A short, secret-free description of an error for logs. */
 export function describeError(error: unknown): { code?: string; name?: string; message: string } {
   if (error instanceof AppError) return { code: error.code, name: error.name, message: error.message };
+  // drizzle's message lists the query's parameters (message text, facts, keys): keep the SQL and
+  // the database's own reason, never the values.
+  if (error instanceof DrizzleQueryError) {
+    const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+    const reason = typeof cause?.message === 'string' ? cause.message : 'query failed';
+    return {
+      name: 'DrizzleQueryError',
+      ...(typeof cause?.code === 'string' ? { code: cause.code } : {}),
+      message: `${reason} (in: ${error.query.slice(0, MAX_LOGGED_QUERY_CHARS)})`,
+    };
+  }
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { message: String(error) };
 }
+
+/** Enough of a failed statement to recognise it in a log line. */
+const MAX_LOGGED_QUERY_CHARS = 200;
 
 export class ConflictError extends AppError {
   constructor(message: string) {

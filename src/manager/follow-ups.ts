@@ -19,7 +19,7 @@ export const FOLLOW_UP_CAP = 20;
 export const FOLLOW_UP_BATCH = 10;
 /** How often threads with waiting follow-ups and no watcher here are looked at (a stopped process's leftovers). */
 export const FOLLOW_UP_SWEEP_MS = 30_000;
-/** Busy answers without a run to wait for, in a row, before leaving the thread to the next sweep. */
+/** Busy answers with no new run to wait for, in a row, before leaving the thread to the next sweep. */
 const MAX_UNEXPLAINED_BUSY = 3;
 
 /** The store {@link FollowUps} needs; `FollowUpsRepo` implements it. */
@@ -127,8 +127,11 @@ export class FollowUps {
         } catch (error) {
           await this.putBack(threadId, batch);
           if (!(error instanceof ThreadBusyError)) throw error;
-          // Someone else took the thread first: wait for that run, then try again.
-          if (error.activeRunId === undefined && ++unexplainedBusy >= MAX_UNEXPLAINED_BUSY) break;
+          // Someone else took the thread first: wait for that run, then try again. Busy without a
+          // run to wait for, or busy again with the run just waited for (clocks disagreeing on
+          // its lease), is given a few tries before the sweep takes over.
+          const isUnexplained = error.activeRunId === undefined || error.activeRunId === waitFor;
+          if (isUnexplained && ++unexplainedBusy >= MAX_UNEXPLAINED_BUSY) break;
           waitFor = error.activeRunId;
         }
       }

@@ -25,7 +25,11 @@ export class FollowUpsRepo {
    */
   async add(threadId: string, messageKey: string, message: Record<string, unknown>, cap: number): Promise<{ added: boolean; dropped: number }> {
     return this.db.transaction(async (tx) => {
-      const inserted = await tx.insert(followUps).values({ threadId, messageKey, message }).onConflictDoNothing().returning({ id: followUps.id });
+      const inserted = await tx
+        .insert(followUps)
+        .values({ threadId, messageKey, message: jsonbSafe(message) as Record<string, unknown> })
+        .onConflictDoNothing()
+        .returning({ id: followUps.id });
       if (inserted.length === 0) return { added: false, dropped: 0 };
       const overflow = tx
         .select({ id: followUps.id })
@@ -83,4 +87,19 @@ export class FollowUpsRepo {
       .where(eq(followUps.threadId, threadId));
     return row?.count ?? 0;
   }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `value` with every string made storable in `jsonb`, which refuses U+0000 and lone surrogates
+ * that JavaScript strings (and chat texts) may hold: the first is dropped, the others become U+FFFD.
+ */
+export function jsonbSafe(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '').replace(LONE_SURROGATE, '\uFFFD');
+  if (Array.isArray(value)) return value.map(jsonbSafe);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [jsonbSafe(key) as string, jsonbSafe(item)]));
+  }
+  return value;
 }
