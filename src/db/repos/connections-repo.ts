@@ -229,7 +229,7 @@ export class ConnectionsRepo {
             : eq(channelConnectionEvents.externalAccountId, filter.externalAccountId),
         ),
       )
-      .orderBy(desc(channelConnectionEvents.createdAt), desc(channelConnectionEvents.id))
+      .orderBy(desc(channelConnectionEvents.createdAt), desc(channelConnectionEvents.seq))
       .limit(limit);
   }
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /** A person with a server account. Their id is their storage user id (memory, files, sandbox). */
 export const users = pgTable('users', {
@@ -98,6 +98,8 @@ export const channelConnectionEvents = pgTable(
     userId: uuid('user_id'),
     connectionId: uuid('connection_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** Insertion order: breaks ties between events of one transaction (PGlite's clock may not tick between them). */
+    seq: bigserial('seq', { mode: 'number' }).notNull(),
   },
   (t) => [index('channel_connection_events_sender_idx').on(t.provider, t.externalAccountId, t.kind, t.createdAt)],
 );

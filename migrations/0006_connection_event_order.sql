@@ -1,0 +1,1 @@
+ALTER TABLE "channel_connection_events" ADD COLUMN "seq" bigserial NOT NULL;
