@@ -7,6 +7,7 @@ import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } fr
 import type { Config } from './config/index.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
 import { SqlDedupeStore } from './db/repos/inbound-dedupe-repo.js';
+import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
@@ -108,6 +109,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     followUps: new FollowUpsRepo(database.db),
   });
   const deliveries = new WebhookDeliveriesRepo(database.db);
+  const channelState = new ChannelStateRepo(database.db);
   const deps = {
     intake: bus,
     commands: manager.commandInfo(),
@@ -118,6 +120,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   };
   const perPlatform = (name: string) => ({
     deliveries: deliveries.forPlatform(name),
+    state: channelState.forPlatform(name),
     ...(connections.offersBinding(name) ? { binder: connections } : {}),
   });
   for (const adapter of createEnabledChannels(options, deps, perPlatform)) {
@@ -177,8 +180,8 @@ function warnAboutShellAccess(config: Config, logger: Logger): void {
 /** One adapter per platform whose `channels.<name>` block asks for it, with its own deliveries and binder. */
 function createEnabledChannels(
   options: StartServerOptions,
-  deps: Omit<ChannelDeps, 'deliveries' | 'binder'>,
-  perPlatform: (platform: string) => Pick<ChannelDeps, 'deliveries' | 'binder'>,
+  deps: Omit<ChannelDeps, 'deliveries' | 'state' | 'binder'>,
+  perPlatform: (platform: string) => Pick<ChannelDeps, 'deliveries' | 'state' | 'binder'>,
 ): ChannelAdapter[] {
   return options.platforms.flatMap((platform) => {
     const channelConfig = (options.config.channels as Record<string, unknown>)[platform.name];

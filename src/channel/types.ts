@@ -296,6 +296,18 @@ export interface WebhookDeliveries {
   fail(deliveryId: string): Promise<void>;
 }
 
+/**
+ * Small durable state of one platform's adapter (Discord: the thread it opened for a channel
+ * message), in the database: it survives restarts and every process sees it. Values are JSON.
+ */
+export interface ChannelStateStore {
+  get(key: string): Promise<JsonValue | undefined>;
+  set(key: string, value: JsonValue): Promise<void>;
+  /** Stores `value` unless the key has one; resolves with what is stored now (the first writer wins). */
+  setIfAbsent(key: string, value: JsonValue): Promise<JsonValue>;
+  delete(key: string): Promise<void>;
+}
+
 /** What core hands every adapter. */
 export interface ChannelDeps {
   intake: InboundIntake;
@@ -308,6 +320,8 @@ export interface ChannelDeps {
   now: () => number;
   /** This platform's webhook deliveries (idempotency across redeliveries, processes and restarts). */
   deliveries: WebhookDeliveries;
+  /** This platform's durable key-value state. */
+  state: ChannelStateStore;
   /** The folder of agent definitions (`<name>/config.yaml`, `<name>/SOUL.md`). */
   agentsDir: string;
   /**

@@ -1,4 +1,4 @@
-import type { ChannelDeps, DeliveryClaim, WebhookDeliveries } from '../../src/channel/types.js';
+import type { ChannelDeps, ChannelStateStore, DeliveryClaim, JsonValue, WebhookDeliveries } from '../../src/channel/types.js';
 
 /** Deliveries in a Map, for adapter tests that never see a redelivery across processes. */
 export class MemoryWebhookDeliveries implements WebhookDeliveries {
@@ -21,11 +21,34 @@ export class MemoryWebhookDeliveries implements WebhookDeliveries {
   }
 }
 
+/** Adapter state in a Map, for adapter tests within one process. */
+export class MemoryChannelState implements ChannelStateStore {
+  readonly entries = new Map<string, JsonValue>();
+
+  async get(key: string): Promise<JsonValue | undefined> {
+    return this.entries.get(key);
+  }
+
+  async set(key: string, value: JsonValue): Promise<void> {
+    this.entries.set(key, value);
+  }
+
+  async setIfAbsent(key: string, value: JsonValue): Promise<JsonValue> {
+    if (!this.entries.has(key)) this.entries.set(key, value);
+    return this.entries.get(key) as JsonValue;
+  }
+
+  async delete(key: string): Promise<void> {
+    this.entries.delete(key);
+  }
+}
+
 /** What core hands an adapter, for adapter tests: `intake`, `commands` and `logger` are the test's. */
 export function testChannelDeps(deps: Pick<ChannelDeps, 'intake' | 'commands' | 'logger'> & Partial<ChannelDeps>): ChannelDeps {
   return {
     now: Date.now,
     deliveries: new MemoryWebhookDeliveries(),
+    state: new MemoryChannelState(),
     agentsDir: '/nonexistent/agents',
     findUserId: async () => undefined,
     ...deps,

@@ -54,3 +54,18 @@ export const followUps = pgTable(
   },
   (t) => [uniqueIndex('follow_ups_thread_key_idx').on(t.threadId, t.messageKey), index('follow_ups_thread_idx').on(t.threadId, t.id)],
 );
+
+/**
+ * Small pieces of state an adapter keeps across restarts and processes (Discord: which thread it
+ * opened for a channel message), per platform and key.
+ */
+export const channelState = pgTable(
+  'channel_state',
+  {
+    platform: text('platform').notNull(),
+    key: text('key').notNull(),
+    value: jsonb('value').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.platform, t.key] })],
+);
