@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChannelAdapter, ChannelDefinition, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
+import type { ChannelAdapter, ChannelDefinition, ChatBinder, ChatBindRequest, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { RecordingIntake } from '../helpers/recording-intake.js';
 import { testChannelDeps } from '../helpers/channel-deps.js';
@@ -93,6 +93,8 @@ export interface ChannelContractDescriptor<Config> {
   threadModel: Record<ContractChat, ThreadModel>;
   /** The platform's budget between partial updates of one reply in a private chat, in ms. */
   minEditIntervalMs: number;
+  /** What a person types to bind their chat identity with `code` (Telegram `/start <code>`, others `/connect <code>`). */
+  connectCommand(code: string): string;
   /** How a chat message is acknowledged; default: `placeholder` unless `capabilities.streaming` is `none`. */
   acknowledgement?: 'placeholder' | 'none';
   /** Starts a fresh fake platform; `allowedUsers` goes into `config` as the allow-list. */
@@ -140,13 +142,14 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     });
 
-    async function startChannel(options: { allowedUsers?: string[]; isStarted?: boolean } = {}): Promise<Started> {
+    async function startChannel(options: { allowedUsers?: string[]; isStarted?: boolean; binder?: ChatBinder } = {}): Promise<Started> {
       const platform = await descriptor.startPlatform({ allowedUsers: options.allowedUsers });
       cleanups.push(() => platform.stop());
       const intake = new RecordingIntake();
       const config = definition.configSchema.parse(platform.config);
       expect(definition.isEnabled(config)).toBe(true);
-      const adapter = definition.create(config, testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger() }));
+      const deps = testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger(), ...(options.binder ? { binder: options.binder } : {}) });
+      const adapter = definition.create(config, deps);
       cleanups.push(() => adapter.stop());
       await platform.connect?.(adapter);
       if (options.isStarted !== false) await adapter.start();
@@ -249,6 +252,26 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       expect(started.intake.committed.map((m) => m.userId)).toEqual([alice]);
       expect(started.platform.botMessages(outsider.chatId)).toEqual([]);
       expect(strayAnswers(started, sent.chatId, sent.messageId)).toEqual([]);
+    });
+
+    it('consumes a connect code before the allow-list: the binder answers in the chat, nothing reaches the intake', async () => {
+      const requests: { provider: string; request: ChatBindRequest }[] = [];
+      const binder: ChatBinder = {
+        bind: async (provider, request) => {
+          requests.push({ provider, request });
+          return 'Connected to DeerFlow as tester.';
+        },
+      };
+      // Alice is not allow-listed yet: binding is how she gets in.
+      const started = await startChannel({ allowedUsers: [bob], binder });
+      const sent = await started.platform.sendUserMessage({ chat: 'private', text: descriptor.connectCommand('Ab12Cd34'), userId: alice });
+      const answer = await started.platform.waitFor(() => started.platform.botMessages(sent.chatId).find((m) => m.text === 'Connected to DeerFlow as tester.'));
+      expect(answer).toBeDefined();
+      expect(requests).toEqual([
+        { provider: descriptor.name, request: expect.objectContaining({ code: 'Ab12Cd34', identity: expect.objectContaining({ externalAccountId: alice }) }) },
+      ]);
+      expect(started.intake.committed).toEqual([]);
+      expect(started.intake.reserved).toBe(0);
     });
 
     it('marks known command names as commands and other slash words as chat', async () => {

@@ -64,6 +64,7 @@ channelContract({
   name: 'telegram',
   definition: telegramChannel,
   userIds: ['777', '778'],
+  connectCommand: (code) => `/start ${code}`,
   threadModel: { private: 'per-chat', group: 'per-root-message' },
   // Bot FAQ: "avoid sending more than one message per second" in one chat.
   minEditIntervalMs: 1000,
