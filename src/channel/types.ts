@@ -172,9 +172,16 @@ export interface Reply {
   update(text: string): void;
   /**
    * Deliver the final text, split to the platform's limits. Resolves once delivered; rejects with
-   * a `ChannelError` when it could not be, after the retries the platform allows.
+   * a `ChannelError` when it could not be, after the retries the platform allows. `outcome` says
+   * whether the request failed (the text is then an error message), for platforms that mark the
+   * user's message with a result (Slack's ✅ / ❌); absent = not known, treat as success.
    */
-  finish(text: string): Promise<void>;
+  finish(text: string, outcome?: ReplyOutcome): Promise<void>;
+}
+
+/** How the request a reply answers went. */
+export interface ReplyOutcome {
+  failed: boolean;
 }
 
 export interface ChannelEgress {

@@ -133,7 +133,7 @@ export class ChannelManager {
       const identified =
         channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), log);
       if (typeof identified === 'string') {
-        await reply.finish(identified);
+        await reply.finish(identified, FAILED);
         return;
       }
       const outcome =
@@ -145,7 +145,7 @@ export class ChannelManager {
       log.error({ err: describeError(error) }, 'handling failed');
       if (key) await this.release(key, log);
       await reply
-        ?.finish(MESSAGES.internalError)
+        ?.finish(MESSAGES.internalError, FAILED)
         .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
     }
   }
@@ -208,7 +208,7 @@ export class ChannelManager {
         resolution = await resolveSkill(message.text);
       } catch (error) {
         this.deps.logger.warn({ err: describeError(error) }, 'slash skill could not be resolved');
-        await reply.finish(MESSAGES.skillResolveFailed);
+        await reply.finish(MESSAGES.skillResolveFailed, FAILED);
         return { failed: false };
       }
       if (resolution.kind === 'unknown') {
@@ -258,14 +258,14 @@ export class ChannelManager {
       }
     } catch (error) {
       if (isRefusal(error)) {
-        await reply.finish(error.code === 'THREAD_BUSY' ? MESSAGES.threadBusy : (error.userMessage ?? MESSAGES.internalError));
+        await reply.finish(error.code === 'THREAD_BUSY' ? MESSAGES.threadBusy : (error.userMessage ?? MESSAGES.internalError), FAILED);
         return { failed: true };
       }
       throw error;
     }
     const outputs = result.failed ? { files: [], names: [] } : await this.files.presented(result.values, userId, threadId);
     const filesLine = createdFilesText(outputs.names);
-    await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply);
+    await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply, { failed: result.failed });
     await this.files.send(channel, replyTargetOf(message), outputs.files);
     return { failed: result.failed };
   }
@@ -288,7 +288,7 @@ export class ChannelManager {
       if (!(error instanceof ThreadBusyError && channel.capabilities.buffersFollowUps && this.followUps)) throw error;
       await this.followUps.buffer(threadId, message, error.activeRunId);
       // The platform decides what "busy" looks like; GitHub only logs it.
-      await reply.finish(MESSAGES.threadBusy);
+      await reply.finish(MESSAGES.threadBusy, FAILED);
       return { failed: false };
     }
   }
@@ -408,6 +408,9 @@ export class ChannelManager {
     await this.deps.dedupe.release(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not release dedupe key'));
   }
 }
+
+/** The outcome of replies that say something went wrong (an error, a refusal, a busy thread). */
+const FAILED = { failed: true } as const;
 
 /** Reference §4.5: a run's recursion limit unless its channel or message sets another. */
 const DEFAULT_RECURSION_LIMIT = 100;

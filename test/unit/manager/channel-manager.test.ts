@@ -100,6 +100,8 @@ describe('ChannelManager', () => {
       expect(egress.finals).toEqual([MESSAGES.threadBusy]);
       await manager.handle(message, signal);
       expect(egress.finals).toEqual([MESSAGES.threadBusy, 'done']);
+      // Platforms that mark the user's message with the result (Slack's ✅ / ❌) learn it here.
+      expect(egress.outcomes).toEqual([true, false]);
     });
 
     it('ends a failed run with the error text, keeps streamed text, and releases the dedupe key', async () => {
@@ -107,6 +109,7 @@ describe('ChannelManager', () => {
       const message = inbound('hello');
       await manager.handle(message, signal);
       expect(egress.finals).toEqual([MESSAGES.streamError]);
+      expect(egress.outcomes).toEqual([true]);
       runtime.scripts.push([chunk('Partial answer'), { event: 'error', data: {} }]);
       await manager.handle(message, signal);
       expect(egress.finals[1]).toBe('Partial answer');

@@ -18,17 +18,26 @@ export interface RecordedReply {
   target: ReplyTarget;
   updates: string[];
   finals: string[];
+  /** `failed` of each final's outcome; undefined when the manager gave none. */
+  failed: (boolean | undefined)[];
 }
 
 export class RecordingEgress {
   readonly replies: RecordedReply[] = [];
   reply(target: ReplyTarget): Reply {
-    const record: RecordedReply = { target, updates: [], finals: [] };
+    const record: RecordedReply = { target, updates: [], finals: [], failed: [] };
     this.replies.push(record);
     return {
       update: (text) => void record.updates.push(text),
-      finish: async (text) => void record.finals.push(text),
+      finish: async (text, outcome) => {
+        record.finals.push(text);
+        record.failed.push(outcome?.failed);
+      },
     };
+  }
+  /** `failed` of every final's outcome, in order. */
+  get outcomes(): (boolean | undefined)[] {
+    return this.replies.flatMap((r) => r.failed);
   }
   get finals(): string[] {
     return this.replies.flatMap((r) => r.finals);
