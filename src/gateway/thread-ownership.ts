@@ -16,7 +16,8 @@ export function threadOwnershipCheck(runtime: AgentRuntime) {
     const principal = request.principal;
     const threadId = (request.params as { thread_id?: unknown } | undefined)?.thread_id;
     if (principal?.kind !== 'user' || typeof threadId !== 'string') return;
-    const owner = await runtime.getThread(threadId).then(
+    // Metadata only: a long thread's checkpoint is not read just to learn whose it is.
+    const owner = await runtime.getThread(threadId, { withValues: false }).then(
       (thread) => thread.metadata[OWNER_METADATA_KEY],
       (error: unknown) => {
         if (error instanceof NotFoundError) return principal.user.id;

@@ -110,7 +110,8 @@ export interface RunOptions {
  */
 export interface AgentRuntime {
   createThread(request?: CreateThreadRequest): Promise<ThreadInfo>;
-  getThread(threadId: string): Promise<ThreadInfo>;
+  /** The thread with its latest values; `withValues: false` skips reading them (`values` is then null), for callers that need only its metadata. */
+  getThread(threadId: string, options?: { withValues?: boolean }): Promise<ThreadInfo>;
   /** Resolves once the run is admitted (so a busy thread rejects before any event). */
   streamRun(threadId: string, request: RunRequest, options?: RunOptions): Promise<RunStream>;
   /** Runs to the end; resolves with the final state values. A failed run rejects with AgentError. */

@@ -139,9 +139,10 @@ class EmbeddedRuntime implements AgentRuntime {
     return this.toThreadInfo(row, null, false);
   }
 
-  async getThread(threadId: string): Promise<ThreadInfo> {
+  async getThread(threadId: string, options: { withValues?: boolean } = {}): Promise<ThreadInfo> {
     assertUuid(threadId, 'thread_id');
     const row = await this.store.getThread(threadId);
+    if (options.withValues === false) return this.toThreadInfo(row, null, await this.store.hasActiveRun(threadId));
     const tuple = await this.checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: '' } });
     const values = tuple ? serializeValues(tuple.checkpoint.channel_values) : null;
     return this.toThreadInfo(row, values, await this.store.hasActiveRun(threadId));

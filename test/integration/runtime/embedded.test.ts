@@ -212,6 +212,15 @@ describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
     await expect(runtime.joinRun(thread.thread_id, randomUUID())).rejects.toSatisfy((e) => codeOf(e) === 'NOT_FOUND');
   });
 
+  it('reads a thread without its values when only its metadata is wanted', async () => {
+    const thread = await runtime.createThread({ metadata: { owner_user_id: 'u-1' } });
+    await runtime.waitRun(thread.thread_id, ask('remember this'));
+    const full = await runtime.getThread(thread.thread_id);
+    const light = await runtime.getThread(thread.thread_id, { withValues: false });
+    expect(full.values).not.toBeNull();
+    expect(light).toMatchObject({ thread_id: thread.thread_id, metadata: { owner_user_id: 'u-1' }, status: 'idle', values: null });
+  });
+
   it('runs at most maxBackgroundRuns background runs at once; the others wait, holding their threads', async () => {
     const limited = await createEmbeddedRuntime({ db: database.db, models, agentsDir: AGENTS_DIR, logger: silentLogger(), maxBackgroundRuns: 1 });
     const releases: Array<() => void> = [];
