@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { runGitHubBench } from './github.js';
-import { runTelegramBench } from './telegram.js';
+import { printPlatformComparison } from './platforms.js';
+import { type PlatformFigures, runTelegramBench } from './telegram.js';
 import { runToolBench } from './tools.js';
 
 // Exit through 'exit' so the child processes are killed too.
@@ -31,14 +32,17 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
+const platformFigures = new Map<string, PlatformFigures>();
 if (only.has('telegram')) {
-  await runTelegramBench({
+  const figures = await runTelegramBench({
     chats: Number(values.chats),
     messagesPerChat: Number(values.messages),
     conversations: Number(values.conversations),
     databaseUrl: values['database-url'],
   });
+  platformFigures.set('telegram', figures);
 }
+printPlatformComparison(platformFigures);
 if (only.has('tools')) {
   await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });
 }

@@ -46,7 +46,15 @@ function answering(model: FakeOpenAI): void {
   model.respond = (request) => ({ text: answerTo(lastUserText(request.messages)) });
 }
 
-export async function runTelegramBench(options: TelegramBenchOptions): Promise<void> {
+/** What a chat platform's bench reports for the cross-platform comparison (`index.ts`). */
+export interface PlatformFigures {
+  /** One chat, messages in a row. */
+  alone: LatencySummary;
+  /** Every chat at once. */
+  concurrent: LatencySummary;
+}
+
+export async function runTelegramBench(options: TelegramBenchOptions): Promise<PlatformFigures> {
   const total = options.chats * options.messagesPerChat;
   const database = options.databaseUrl ? 'PostgreSQL' : 'embedded PGlite';
   console.log(
@@ -102,4 +110,5 @@ export async function runTelegramBench(options: TelegramBenchOptions): Promise<v
 
   await stopProcess(server);
   await Promise.all([telegram.stop(), model.stop()]);
+  return { alone: oursAlone, concurrent: ours };
 }
