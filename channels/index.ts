@@ -1,6 +1,13 @@
 import type { ChannelDefinition } from '../src/channel/types.js';
+import { discordChannel } from './discord/index.js';
 import { githubChannel } from './github/index.js';
+import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 
 /** Every platform this build supports. A new platform is one folder plus one line here. */
-export const platforms: readonly ChannelDefinition[] = [telegramChannel as ChannelDefinition, githubChannel as ChannelDefinition];
+export const platforms: readonly ChannelDefinition[] = [
+  telegramChannel as ChannelDefinition,
+  slackChannel as ChannelDefinition,
+  discordChannel as ChannelDefinition,
+  githubChannel as ChannelDefinition,
+];

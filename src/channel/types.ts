@@ -37,6 +37,11 @@ export interface ChannelCapabilities {
    */
   requiresBoundIdentity?: boolean;
   /**
+   * Reference §6.0: a sender with no binding in the message's workspace is looked up once more
+   * without a workspace (Discord: someone who bound in a DM, writing in a server). Default false.
+   */
+  identityFallsBackToNoWorkspace?: boolean;
+  /**
    * False where nobody answers a question (GitHub events): the agent gets no clarification tool.
    * Default true (reference §4.6 `is_interactive`).
    */
@@ -161,6 +166,8 @@ export interface ReplyTarget {
   topicId?: string;
   isPrivateChat: boolean;
   replyTo: ReplyAnchor;
+  /** Who asked, in the platform's ids: Slack streams into a channel only when it names the recipient. */
+  recipient?: { userId: string; workspaceId?: string };
 }
 
 /** One reply being delivered, from the first partial to the final text. */

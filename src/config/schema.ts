@@ -10,7 +10,7 @@ import { databaseConfigSchema } from '../db/config.js';
 import { serverConfigSchema } from '../gateway/config.js';
 
 /** Platforms this server will support; a block for one not built yet is ignored with a warning. */
-export const FUTURE_PLATFORMS = ['slack', 'discord', 'feishu', 'dingtalk'] as const;
+export const FUTURE_PLATFORMS = ['feishu', 'dingtalk'] as const;
 
 /**
  * The whole config.yaml (DESIGN.md "Configuration contract"). Each module owns its part; the

@@ -131,7 +131,7 @@ export class ChannelManager {
       reply = channel.egress.reply(replyTargetOf(message));
       // Only the gate says who a chat sender is; event platforms (GitHub) name the agent's owner themselves.
       const identified =
-        channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), log);
+        channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), channel, log);
       if (typeof identified === 'string') {
         await reply.finish(identified, FAILED);
         return;
@@ -155,7 +155,7 @@ export class ChannelManager {
    * `require_bound_identity`, an unbound sender gets the text saying how to connect (commands
    * included) and nothing runs. Resolves with the message to run, or the reply text instead.
    */
-  private async identify(message: InboundMessage, log: Logger): Promise<InboundMessage | string> {
+  private async identify(message: InboundMessage, channel: ChannelHandle, log: Logger): Promise<InboundMessage | string> {
     const gate = this.deps.identities;
     if (!gate) return message;
     let binding: { id: string; ownerUserId: string } | undefined;
@@ -164,6 +164,11 @@ export class ChannelManager {
         externalAccountId: message.userId,
         ...(message.workspaceId === undefined ? {} : { workspaceId: message.workspaceId }),
       });
+      // Reference §6.0: where the platform allows it, a binding made outside any workspace (in a
+      // Discord DM) also holds in every workspace.
+      if (!binding && message.workspaceId !== undefined && channel.capabilities.identityFallsBackToNoWorkspace) {
+        binding = await gate.findBinding(message.channel, { externalAccountId: message.userId });
+      }
     } catch (error) {
       log.error({ err: describeError(error) }, 'identity lookup failed');
       if (gate.requiresBoundIdentity) return MESSAGES.identityUnavailable;
@@ -451,5 +456,6 @@ function replyTargetOf(message: InboundMessage): ReplyTarget {
     ...(message.topicId === undefined ? {} : { topicId: message.topicId }),
     isPrivateChat: message.isPrivateChat,
     replyTo: message.replyTo,
+    recipient: { userId: message.userId, ...(message.workspaceId === undefined ? {} : { workspaceId: message.workspaceId }) },
   };
 }

@@ -1,18 +1,20 @@
 /**
- * `npm run bench [-- --only telegram,tools,github --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
+ * `npm run bench [-- --only telegram,slack,discord,tools,github --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
 import { parseArgs } from 'node:util';
+import { runDiscordBench } from './discord.js';
 import { runGitHubBench } from './github.js';
 import { printPlatformComparison } from './platforms.js';
+import { runSlackBench } from './slack.js';
 import { type PlatformFigures, runTelegramBench } from './telegram.js';
 import { runToolBench } from './tools.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['telegram', 'tools', 'github'] as const;
+const BENCHES = ['telegram', 'slack', 'discord', 'tools', 'github'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +44,10 @@ if (only.has('telegram')) {
   });
   platformFigures.set('telegram', figures);
 }
+// Slack and Discord: the same chats × messages and fake model as Telegram, each on its own fake.
+const chatLoad = { chats: Number(values.chats), messagesPerChat: Number(values.messages), databaseUrl: values['database-url'] };
+if (only.has('slack')) platformFigures.set('slack', await runSlackBench(chatLoad));
+if (only.has('discord')) platformFigures.set('discord', await runDiscordBench(chatLoad));
 printPlatformComparison(platformFigures);
 if (only.has('tools')) {
   await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });

@@ -74,15 +74,30 @@ export interface BenchServerOptions {
   allowedUsers?: readonly number[];
 }
 
-/**
- * Writes a config for the fakes in a fresh data folder and starts `src/main.ts` with it, as
- * `npm start` does; resolves once the server logged that it listens.
- */
+/** The Telegram bench server: {@link startChatBenchServer} with the fake Bot API as its one channel. */
 export async function startBenchServer(options: BenchServerOptions): Promise<ChildProcess> {
-  const { telegram, model, databaseUrl, allowedUsers = [] } = options;
+  const { telegram, allowedUsers = [] } = options;
+  const allowed = allowedUsers.length > 0 ? `, allowed_users: [${allowedUsers.join(', ')}]` : '';
+  return startChatBenchServer({
+    ...options,
+    channel: `telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1${allowed} }`,
+  });
+}
+
+/**
+ * Writes a config naming the fake model and one channel (its `channels:` entry as one YAML line)
+ * in a fresh data folder and starts `src/main.ts` with it, as `npm start` does; resolves once the
+ * server logged that it listens. Every chat platform's bench starts its server here, so they
+ * differ only in the channel.
+ */
+export async function startChatBenchServer(options: {
+  model: FakeOpenAI;
+  channel: string;
+  databaseUrl?: string | undefined;
+}): Promise<ChildProcess> {
+  const { model, databaseUrl } = options;
   const dir = temporaryDir();
   const configPath = join(dir, 'config.yaml');
-  const allowed = allowedUsers.length > 0 ? `, allowed_users: [${allowedUsers.join(', ')}]` : '';
   writeFileSync(
     configPath,
     `server: { port: 0 }
@@ -93,7 +108,7 @@ models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
 channels:
   max_concurrency: 5
-  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1${allowed} }
+  ${options.channel}
 `,
   );
   return startProcess([join(ROOT, 'src/main.ts'), '--config', configPath], (line) => line.includes('"server listening"'));

@@ -120,9 +120,9 @@ describe('parseConfig', () => {
   });
 
   it('warns about platform blocks this build does not support', () => {
-    const path = writeConfig('channels:\n  slack: { enabled: true }\n  telegrm: { enabled: true }\n');
+    const path = writeConfig('channels:\n  feishu: { enabled: true }\n  telegrm: { enabled: true }\n');
     expect(loadConfig({ path, env: {}, platforms }).warnings).toEqual([
-      'channels.slack: this build does not support slack yet; the block is ignored',
+      'channels.feishu: this build does not support feishu yet; the block is ignored',
       'channels.telegrm: unknown channel; ignored',
     ]);
   });

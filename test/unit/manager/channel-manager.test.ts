@@ -10,7 +10,7 @@ import type { DatabaseHandle } from '../../../src/db/index.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { AgentError, AppError, ChannelError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
-import { ChannelManager } from '../../../src/manager/channel-manager.js';
+import { ChannelManager, type IdentityGate } from '../../../src/manager/channel-manager.js';
 import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
@@ -438,7 +438,7 @@ describe('ChannelManager', () => {
       requiresBoundIdentity: true,
       findBinding: async () => binding,
     });
-    const withGate = (identities: ReturnType<typeof gate>, caps: ChannelCapabilities = STREAMING) =>
+    const withGate = (identities: IdentityGate, caps: ChannelCapabilities = STREAMING) =>
       new ChannelManager({
         runtime,
         threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
@@ -456,6 +456,26 @@ describe('ChannelManager', () => {
       runtime.scripts.push([values('ok')]);
       await withGate(gate({ id: randomUUID(), ownerUserId: 'real-owner' })).handle(inbound('hi', { kind: 'chat', ownerUserId: 'forged-owner' }), signal);
       expect(runtime.requests[0]?.request.context).toMatchObject({ user_id: 'real-owner', trusted_sender: true });
+    });
+
+    it('looks a sender up without a workspace only where the platform allows it (a Discord DM binding in a server)', async () => {
+      const lookups: (string | undefined)[] = [];
+      const dmOnly = {
+        requiresBoundIdentity: true,
+        findBinding: async (_provider: string, identity: { workspaceId?: string }) => {
+          lookups.push(identity.workspaceId);
+          return identity.workspaceId === undefined ? { id: randomUUID(), ownerUserId: 'dm-owner' } : undefined;
+        },
+      };
+      const inGuild = () => inbound('hi', { kind: 'chat', workspaceId: 'guild-1', messageId: randomUUID() });
+      await withGate(dmOnly).handle(inGuild(), signal);
+      expect(egress.finals).toEqual([MESSAGES.unboundIdentity]);
+      expect(lookups).toEqual(['guild-1']);
+
+      runtime.scripts.push([values('ok')]);
+      await withGate(dmOnly, { ...STREAMING, identityFallsBackToNoWorkspace: true }).handle(inGuild(), signal);
+      expect(lookups).toEqual(['guild-1', 'guild-1', undefined]);
+      expect(runtime.requests[0]?.request.context).toMatchObject({ user_id: 'dm-owner' });
     });
 
     it('lets event platforms (no bound identity required) name the owner themselves', async () => {

@@ -1,0 +1,278 @@
+import { App, type Receiver, SocketModeReceiver, type webApi } from '@slack/bolt';
+import type { RateGate } from '../../src/channel/rate-gate.js';
+import type { ChannelDeps, ChannelStatus, InboundMessage, InboundReservation } from '../../src/channel/types.js';
+import { describeError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import type { SlackApi } from './api.js';
+import { boltLogger, noopReceiver, withTimeout } from './bolt.js';
+import { WORKSPACE_KEY } from './budget.js';
+import { SLACK_REACTIONS } from './egress.js';
+import { toChannelError, notRunningReason } from './errors.js';
+import { decideEvent, slackMessageEventSchema } from './events.js';
+
+/** Everything this adapter says to users by itself (reference §6.1). */
+export const SLACK_REPLIES = { working: 'Working on it...' } as const;
+
+export interface SlackIngressOptions {
+  api: SlackApi;
+  deps: ChannelDeps;
+  /** Shared with egress: no placeholder goes out while Slack asked the workspace to wait. */
+  gate: RateGate;
+  allowedUsers: readonly string[];
+  botToken: string;
+  /** Socket Mode with this app token, or HTTP events handed over by the webhook route. */
+  transport: { mode: 'socket'; appToken: string } | { mode: 'http' };
+  clientOptions: webApi.WebClientOptions;
+  /** How long `start()` waits for auth.test and the socket's `hello`; default 30000 ms. */
+  startTimeoutMs?: number;
+  /** How long `stop()` lets acknowledgements in flight finish; default 4000 ms. */
+  stopTimeoutMs?: number;
+}
+
+type PendingMessage = Omit<InboundMessage, 'replyTo' | 'receivedAt'>;
+
+/**
+ * Events in, acknowledgements out. Bolt acknowledges every envelope before our listener runs;
+ * the listener only queues work, so each channel's acknowledgements run in order on their own
+ * chain. A message is claimed once (by team, channel and ts, so Slack's retries and the
+ * `app_mention` + `message` pair of one mention count once) before anything is posted.
+ */
+export class SlackIngress {
+  private state: ChannelStatus = { running: false, reason: 'not started' };
+  private app: App | undefined;
+  private identity: { teamId: string; botUserId: string } | undefined;
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly allowedUsers: ReadonlySet<string>;
+  private readonly commandNames: ReadonlySet<string>;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: SlackIngressOptions) {
+    this.allowedUsers = new Set(options.allowedUsers);
+    this.commandNames = new Set(options.deps.commands.map((command) => command.name));
+    this.logger = options.deps.logger;
+  }
+
+  status(): ChannelStatus {
+    return { ...this.state };
+  }
+
+  /**
+   * Checks the bot token (auth.test), then opens Socket Mode (resolving on `hello`) or starts
+   * taking HTTP events.
+   *
+   * @throws ChannelError `CHANNEL_UNAUTHORIZED` when Slack rejects a token; the status says why.
+   */
+  async start(): Promise<void> {
+    if (this.app) return;
+    const timeoutMs = this.options.startTimeoutMs ?? 30_000;
+    let app: App | undefined;
+    try {
+      const identity = await withTimeout(this.options.api.authTest(), timeoutMs);
+      this.identity = identity;
+      const receiver = this.createReceiver();
+      app = this.createApp(identity, receiver);
+      await withTimeout(app.start(), timeoutMs);
+      if (receiver instanceof SocketModeReceiver) this.guardReconnects(receiver);
+    } catch (error) {
+      // A socket still trying to connect must not linger after a failed start.
+      await app?.stop().catch(() => undefined);
+      this.state = { running: false, reason: notRunningReason(error) };
+      throw toChannelError(error, 'start');
+    }
+    this.app = app;
+    this.state = { running: true };
+    this.logger.info({ mode: this.options.transport.mode, teamId: this.identity?.teamId }, 'Slack channel started');
+  }
+
+  /** Closes the socket (or stops taking HTTP events), then lets acknowledgements finish within `stopTimeoutMs`. */
+  async stop(): Promise<void> {
+    const app = this.app;
+    this.app = undefined;
+    if (!app) return;
+    const deadline = this.options.deps.now() + (this.options.stopTimeoutMs ?? 4000);
+    await app.stop().catch((error: unknown) => this.logger.warn({ err: describeError(error) }, 'Slack stop was not clean'));
+    while (this.inFlight.size > 0 && this.options.deps.now() < deadline) {
+      await withTimeout(Promise.allSettled([...this.inFlight]), Math.max(0, deadline - this.options.deps.now())).catch(() => undefined);
+    }
+    this.state = { running: false, reason: 'stopped' };
+  }
+
+  /** HTTP mode: hands a verified Events API body to Bolt; false when not running. Never throws. */
+  dispatch(body: Record<string, unknown>, retry: { retryNum?: number; retryReason?: string }): boolean {
+    const app = this.app;
+    if (!app || this.options.transport.mode !== 'http') return false;
+    app.processEvent({ body, ack: async () => undefined, ...retry }).catch((error: unknown) => {
+      this.logger.error({ err: describeError(error) }, 'Slack event processing failed');
+    });
+    return true;
+  }
+
+  private createReceiver(): Receiver {
+    const { transport, clientOptions } = this.options;
+    if (transport.mode === 'http') return noopReceiver();
+    // Built here rather than by App, to reach its SocketModeClient (see `guardReconnects`).
+    return new SocketModeReceiver({ appToken: transport.appToken, logger: boltLogger(this.logger), installerOptions: { clientOptions } });
+  }
+
+  /**
+   * The SocketModeClient reconnects by itself ("disconnects are regular and expected"), but a
+   * reconnect that fails, or that `stop()` interrupts, rejects a promise nobody holds
+   * (`delayReconnectAttempt` in @slack/socket-mode 3.1): an unhandled rejection that would end
+   * the process. After the first connection, its reconnect attempts report failures here instead.
+   */
+  private guardReconnects(receiver: SocketModeReceiver): void {
+    const client = receiver.client;
+    const start = client.start.bind(client);
+    client.start = (() =>
+      start().catch((error: unknown) => {
+        if (this.app === undefined) return undefined;
+        this.state = { running: false, reason: notRunningReason(error) };
+        this.logger.error({ err: describeError(toChannelError(error, 'reconnect')) }, 'Slack Socket Mode reconnect failed');
+        return undefined;
+      })) as typeof client.start;
+  }
+
+  private createApp(identity: { botUserId: string; botId: string | undefined }, receiver: Receiver): App {
+    const { transport, botToken, clientOptions } = this.options;
+    const app = new App({
+      token: botToken,
+      clientOptions,
+      // Our own auth.test ran already; Bolt would repeat it.
+      tokenVerificationEnabled: false,
+      botUserId: identity.botUserId,
+      ...(identity.botId === undefined ? {} : { botId: identity.botId }),
+      logger: boltLogger(this.logger),
+      receiver,
+      ...(transport.mode === 'socket' ? { socketMode: true } : {}),
+    });
+    const listener = async ({ event, body }: { event: unknown; body: unknown }): Promise<void> => {
+      this.receive(event, body as { team_id?: unknown });
+    };
+    app.event('message', listener);
+    app.event('app_mention', listener);
+    app.error(async (error) => {
+      this.logger.error({ err: describeError(error) }, 'Slack listener failed');
+    });
+    return app;
+  }
+
+  private receive(raw: unknown, body: { team_id?: unknown }): void {
+    const receivedAt = this.options.deps.now();
+    const parsed = slackMessageEventSchema.safeParse(raw);
+    const identity = this.identity;
+    if (!parsed.success || !identity) {
+      this.logger.debug('Slack event without the fields of a message; ignored');
+      return;
+    }
+    const event = parsed.data;
+    const teamId = typeof body.team_id === 'string' ? body.team_id : (event.team ?? identity.teamId);
+    const decision = decideEvent(event, {
+      botUserId: identity.botUserId,
+      teamId,
+      allowedUsers: this.allowedUsers,
+      commandNames: this.commandNames,
+      canBind: this.options.deps.binder !== undefined,
+    });
+    if (decision.action === 'ignore') {
+      const level = decision.reason === 'not-allowed' ? 'info' : 'debug';
+      this.logger[level]({ channel: event.channel, reason: decision.reason }, 'Slack message ignored');
+      return;
+    }
+    const claimKey = `${teamId}:${event.channel}:${event.ts}`;
+    this.enqueue(event.channel, async () => {
+      const claim = await this.claim(claimKey, event.type);
+      if (claim === 'taken') {
+        this.logger.info({ channel: event.channel }, 'Slack message already taken; ignored');
+        return;
+      }
+      const isDone =
+        decision.action === 'bind'
+          ? await this.bind(event.channel, event.ts, decision.request)
+          : await this.acknowledge(decision.message, receivedAt);
+      if (claim === 'unrecorded') return;
+      const { deliveries } = this.options.deps;
+      await (isDone ? deliveries.finish(claimKey, {}) : deliveries.fail(claimKey)).catch((error: unknown) => {
+        this.logger.warn({ err: describeError(error) }, 'Slack delivery outcome not recorded');
+      });
+    });
+  }
+
+  /**
+   * Claims a message once across retries and processes. Fails open, as the manager's dedupe does:
+   * with the store down, answering twice beats never answering.
+   */
+  private async claim(key: string, event: string): Promise<'new' | 'taken' | 'unrecorded'> {
+    try {
+      return (await this.options.deps.deliveries.begin(key, event)).kind === 'new' ? 'new' : 'taken';
+    } catch (error) {
+      this.logger.warn({ err: describeError(error) }, 'Slack delivery store unavailable; processing anyway');
+      return 'unrecorded';
+    }
+  }
+
+  private async bind(channel: string, ts: string, request: Parameters<NonNullable<ChannelDeps['binder']>['bind']>[1]): Promise<boolean> {
+    const binder = this.options.deps.binder;
+    if (!binder) return false;
+    // The code stays out of logs: only the binder's reply is sent, and it never contains it.
+    const text = await binder.bind('slack', request);
+    await this.post(channel, text, ts);
+    return true;
+  }
+
+  /** Reserve, then 👀 and the placeholder (chat only), then commit: a full intake sends nothing. */
+  private async acknowledge(message: PendingMessage, receivedAt: number): Promise<boolean> {
+    let reservation: InboundReservation;
+    try {
+      reservation = await this.options.deps.intake.reserve();
+    } catch (error) {
+      this.logger.warn({ channel: message.chatId, err: describeError(error) }, 'inbound intake refused a Slack message');
+      return false;
+    }
+    try {
+      const messageTs = message.messageId as string;
+      const [placeholderId] = await Promise.all([
+        message.kind === 'chat' ? this.post(message.chatId, SLACK_REPLIES.working, message.topicId) : Promise.resolve(undefined),
+        this.options.api.addReaction(message.chatId, messageTs, SLACK_REACTIONS.received).catch((error: unknown) => {
+          this.logger.debug({ err: describeError(error) }, 'Slack reaction not added');
+        }),
+      ]);
+      reservation.commit({
+        ...message,
+        receivedAt,
+        replyTo: placeholderId === undefined ? { messageId: messageTs } : { messageId: messageTs, placeholderId },
+      });
+      return true;
+    } catch (error) {
+      reservation.release();
+      this.logger.warn({ channel: message.chatId, err: describeError(error) }, 'inbound commit failed');
+      return false;
+    }
+  }
+
+  /** Posts `text` in the thread unless Slack asked the workspace to wait; resolves with its ts, or `undefined`. */
+  private async post(channel: string, text: string, threadTs: string | undefined): Promise<string | undefined> {
+    const { gate, api } = this.options;
+    if (!gate.isOpen(WORKSPACE_KEY)) return undefined;
+    try {
+      return await api.postMessage(channel, text, threadTs);
+    } catch (error) {
+      const channelError = toChannelError(error, 'chat.postMessage');
+      if (channelError.retryAfterMs !== undefined) gate.block(WORKSPACE_KEY, channelError.retryAfterMs);
+      this.logger.warn({ channel, err: describeError(channelError) }, 'Slack acknowledgement not sent');
+      return undefined;
+    }
+  }
+
+  private enqueue(channel: string, task: () => Promise<void>): void {
+    const next = (this.chains.get(channel) ?? Promise.resolve()).then(task).catch((error: unknown) => {
+      this.logger.error({ channel, err: describeError(error) }, 'Slack acknowledgement failed');
+    });
+    this.chains.set(channel, next);
+    this.inFlight.add(next);
+    next.finally(() => {
+      this.inFlight.delete(next);
+      if (this.chains.get(channel) === next) this.chains.delete(channel);
+    });
+  }
+}

@@ -1,0 +1,77 @@
+import { slackChannel } from '../../channels/slack/index.js';
+import { FakeSlack } from '../fakes/slack/index.js';
+import { type ContractUserMessage, channelContract, type PlatformHarness } from './channel-contract.js';
+
+const GROUP_CHANNEL = 'C0GROUP1';
+const OTHER_BOT = { user: 'U0OTHERBOT', botId: 'B0OTHER' };
+
+/**
+ * FakeSlack in the contract's words: a DM's channel is `D<user id>`; in the group channel the
+ * harness mentions the bot (an `app_mention`). A reply is a message in the root's thread.
+ */
+async function startFakeSlack(options: { allowedUsers?: string[]; isNativeStreaming: boolean }): Promise<PlatformHarness> {
+  const fake = new FakeSlack();
+  await fake.start();
+  const sender = (input: ContractUserMessage): { user: string; botId?: string } => {
+    if (input.fromSelf) return { user: fake.botUserId, botId: fake.botId };
+    if (input.fromOtherBot) return OTHER_BOT;
+    return { user: input.userId };
+  };
+  // DMs stream natively when enabled: the first partial is chat.startStream, not chat.update.
+  const editMethod = options.isNativeStreaming ? 'chat.startStream' : 'chat.update';
+  return {
+    config: {
+      enabled: true,
+      bot_token: fake.botToken,
+      app_token: fake.appToken,
+      api_url: fake.apiUrl,
+      allowed_users: options.allowedUsers ?? [],
+      native_streaming: options.isNativeStreaming,
+    },
+    sendUserMessage: async (input) => {
+      const isPrivate = input.chat === 'private';
+      const delivered = await fake.sendUserMessage({
+        channel: isPrivate ? `D${input.userId}` : GROUP_CHANNEL,
+        channelType: isPrivate ? 'im' : 'channel',
+        text: isPrivate ? input.text : `<@${fake.botUserId}> ${input.text}`,
+        eventType: isPrivate ? 'message' : 'app_mention',
+        ...sender(input),
+        ...(input.replyToMessageId === undefined ? {} : { threadTs: input.replyToMessageId }),
+      });
+      return { chatId: delivered.channel, messageId: delivered.ts };
+    },
+    botMessages: (chatId) =>
+      fake.botMessages(chatId).map((m) => ({
+        messageId: m.ts,
+        text: m.text,
+        ...(m.threadTs === undefined ? {} : { replyTo: m.threadTs }),
+        history: m.history,
+        sentAt: m.sentAt,
+        editedAt: m.editedAt,
+      })),
+    waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
+    injectRateLimit: (method, retryAfterMs) => {
+      // Slack's Retry-After is in whole seconds.
+      fake.failNext(method === 'send' ? 'chat.postMessage' : editMethod, { kind: 'rate-limit', retryAfterSeconds: Math.ceil(retryAfterMs / 1000) });
+    },
+    rateLimitsServed: () =>
+      fake.calls
+        .filter((call) => call.response?.ok === false && call.response.status === 429)
+        .map((call) => ({ chatId: String(call.params.channel), at: call.at })),
+    rateLimitViolations: () => fake.rateLimitViolations.map((v) => ({ chatId: v.channel, at: v.at })),
+    stop: () => fake.stop(),
+  };
+}
+
+for (const isNativeStreaming of [true, false]) {
+  channelContract({
+    name: 'slack',
+    definition: slackChannel,
+    userIds: ['U0ALICE1', 'U0BOB002'],
+    connectCommand: (code) => `/connect ${code}`,
+    threadModel: { private: 'per-root-message', group: 'per-root-message' },
+    // Native stream appends are Tier 4 (one per 600 ms here); chat.update is Tier 3 (one per 1200 ms).
+    minEditIntervalMs: isNativeStreaming ? 600 : 1200,
+    startPlatform: ({ allowedUsers }) => startFakeSlack({ ...(allowedUsers === undefined ? {} : { allowedUsers }), isNativeStreaming }),
+  });
+}

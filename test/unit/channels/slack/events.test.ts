@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { type DecideContext, decideEvent, type SlackMessageEvent, stripLeadingMention } from '../../../../channels/slack/events.js';
+
+const CONTEXT: DecideContext = {
+  botUserId: 'UBOT',
+  teamId: 'T1',
+  allowedUsers: new Set(),
+  commandNames: new Set(['new', 'help']),
+  canBind: true,
+};
+
+function event(extra: Partial<SlackMessageEvent>): SlackMessageEvent {
+  return { type: 'message', channel: 'C1', channel_type: 'channel', user: 'U1', text: 'hi', ts: '10.000100', ...extra };
+}
+
+describe('decideEvent', () => {
+  it.each<[string, Partial<SlackMessageEvent>, string]>([
+    ['our own message', { user: 'UBOT' }, 'self'],
+    ['another bot', { bot_id: 'B2', subtype: 'bot_message' }, 'bot-sender'],
+    ['an edit', { subtype: 'message_changed' }, 'subtype'],
+    ['a join', { subtype: 'channel_join' }, 'subtype'],
+    ['no sender', { user: undefined }, 'no-sender'],
+    ['only our mention', { text: '<@UBOT>  ' }, 'empty'],
+  ])('ignores %s', (_name, extra, reason) => {
+    expect(decideEvent(event(extra), CONTEXT)).toEqual({ action: 'ignore', reason });
+  });
+
+  it('forwards a top-level channel message as a new conversation keyed by its ts', () => {
+    expect(decideEvent(event({ type: 'app_mention', text: '<@UBOT> /new now', channel_type: undefined }), CONTEXT)).toEqual({
+      action: 'forward',
+      message: expect.objectContaining({
+        chatId: 'C1',
+        topicId: '10.000100',
+        messageId: '10.000100',
+        workspaceId: 'T1',
+        text: '/new now',
+        kind: 'command',
+        isPrivateChat: false,
+        senderIsAllowlisted: false,
+      }),
+    });
+  });
+
+  it('continues a thread and recognises DMs', () => {
+    const decision = decideEvent(event({ channel: 'D1', channel_type: 'im', thread_ts: '9.000001' }), CONTEXT);
+    expect(decision).toMatchObject({ action: 'forward', message: { topicId: '9.000001', isPrivateChat: true } });
+  });
+
+  it('binds before the allow-list, and drops senders outside it', () => {
+    const listed = { ...CONTEXT, allowedUsers: new Set(['U9']) };
+    expect(decideEvent(event({ text: '<@UBOT> /connect AbC' }), listed)).toEqual({
+      action: 'bind',
+      request: { identity: { externalAccountId: 'U1', workspaceId: 'T1' }, code: 'AbC', accountName: 'U1', metadata: { team_id: 'T1', channel_id: 'C1' } },
+    });
+    expect(decideEvent(event({ text: '/connect AbC' }), { ...listed, canBind: false })).toEqual({ action: 'ignore', reason: 'not-allowed' });
+    expect(decideEvent(event({ user: 'U9' }), listed)).toMatchObject({ action: 'forward', message: { senderIsAllowlisted: true } });
+  });
+
+  it('takes a file share without text', () => {
+    const decision = decideEvent(
+      event({ subtype: 'file_share', text: '', files: [{ id: 'F1', name: 'a.png', mimetype: 'image/png', size: 3, url_private_download: 'https://files.slack.com/a' }] }),
+      CONTEXT,
+    );
+    expect(decision).toMatchObject({
+      action: 'forward',
+      message: { files: [{ name: 'a.png', mimeType: 'image/png', isImage: true, declaredSize: 3, ref: 'https://files.slack.com/a' }] },
+    });
+  });
+});
+
+describe('stripLeadingMention', () => {
+  it.each<[string, string]>([
+    ['<@UBOT> hi', 'hi'],
+    ['<@UBOT|deerflow>: hi', 'hi'],
+    ['  <@UBOT>\nhi', 'hi'],
+    ['<@UOTHER> hi', '<@UOTHER> hi'],
+    ['hi <@UBOT>', 'hi <@UBOT>'],
+  ])('%j → %j', (text, expected) => {
+    expect(stripLeadingMention(text, 'UBOT')).toBe(expected);
+  });
+});
