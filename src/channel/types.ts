@@ -37,6 +37,11 @@ export interface ChannelCapabilities {
    */
   requiresBoundIdentity?: boolean;
   /**
+   * Reference §4.6–4.7 (Feishu): a message for a thread that is answering another waits its turn
+   * (the reply shows it is queued) instead of being refused as busy. Default false.
+   */
+  serializesThreadRuns?: boolean;
+  /**
    * Reference §6.0: a sender with no binding in the message's workspace is looked up once more
    * without a workspace (Discord: someone who bound in a DM, writing in a server). Default false.
    */

@@ -22,6 +22,7 @@ import { FollowUps, type FollowUpStore } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
 import { extractFinalText } from './response.js';
 import { StreamText, UpdateThrottle } from './stream-text.js';
+import { ThreadTurns } from './thread-turns.js';
 import type { ThreadResolver } from './threads.js';
 import { safeUserId } from './user-id.js';
 
@@ -82,6 +83,7 @@ export class ChannelManager {
   private readonly now: () => number;
   private readonly files: ConversationFiles;
   private readonly followUps: FollowUps | undefined;
+  private readonly threadTurns = new ThreadTurns();
 
   constructor(private readonly deps: ChannelManagerDeps) {
     this.commands = deps.commands ?? builtinCommands;
@@ -241,8 +243,25 @@ export class ChannelManager {
       await reply.finish(MESSAGES.emptyMessage);
       return { failed: false };
     }
-    const userId = storageUserId(message);
     const threadId = await this.deps.threads.resolve(message);
+    const turn = () => this.chatOnThread(message, text, threadId, reply, channel, signal, extraContext);
+    const { capabilities } = channel;
+    return capabilities.serializesThreadRuns && capabilities.runMode !== 'fire_and_forget'
+      ? this.threadTurns.run(`${message.channel}\n${threadId}`, reply, turn)
+      : turn();
+  }
+
+  /** One chat turn on its thread: files in, the run in the channel's mode, the final and files out. */
+  private async chatOnThread(
+    message: InboundMessage,
+    text: string,
+    threadId: string,
+    reply: Reply,
+    channel: ChannelHandle,
+    signal: AbortSignal,
+    extraContext: Record<string, unknown>,
+  ): Promise<TurnOutcome> {
+    const userId = storageUserId(message);
     const received = await this.files.receive({ message, channel, userId, threadId, signal });
     const request = this.runRequest(message, channel, threadId, [text, ...received.notes].filter((line) => line !== '').join('\n'), extraContext);
     if (received.uploads.length > 0) {

@@ -4,6 +4,9 @@ export const MESSAGES = {
   identityUnavailable:
     'Channel connection verification is temporarily unavailable. Please try again later or contact the DeerFlow operator.',
   threadBusy: 'This conversation is already processing another request. Please wait for it to finish and try again.',
+  // The typographic apostrophe is the reference's (§4.7).
+  queuedBehind: 'Queued behind another request in this conversation. I’ll start working on this as soon as it finishes.',
+  queuedStarted: 'thinking...',
   internalError: 'An internal error occurred. Please try again.',
   streamError: 'An error occurred while processing your request. Please try again.',
   emptyReply: '(No response from agent)',

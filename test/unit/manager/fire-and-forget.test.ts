@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ChannelCapabilities, InboundMessage, } from '../../../src/channel/types.js';
+import type { ChannelCapabilities, InboundMessage } from '../../../src/channel/types.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import type { BufferedFollowUp } from '../../../src/db/repos/follow-ups-repo.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
@@ -11,12 +11,9 @@ import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
 import type { FollowUpStore } from '../../../src/manager/follow-ups.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
-import type {
-  RunOptions,
-  RunRequest,
-} from '../../../src/runtime/types.js';
+import type { RunOptions, RunRequest } from '../../../src/runtime/types.js';
 import { openTestDatabase } from '../../helpers/database.js';
-import { RecordingEgress, ScriptedRuntime, inboundIn, } from './fixtures.js';
+import { inboundIn, RecordingEgress, ScriptedRuntime } from './fixtures.js';
 
 describe('fire-and-forget channels', () => {
   /** GitHub's capabilities (`channels/github/index.ts`), restated: core must not import a platform. */
