@@ -1,5 +1,7 @@
 import type { ChannelDefinition } from '../src/channel/types.js';
+import { dingtalkChannel } from './dingtalk/index.js';
 import { discordChannel } from './discord/index.js';
+import { feishuChannel } from './feishu/index.js';
 import { githubChannel } from './github/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
@@ -9,5 +11,7 @@ export const platforms: readonly ChannelDefinition[] = [
   telegramChannel as ChannelDefinition,
   slackChannel as ChannelDefinition,
   discordChannel as ChannelDefinition,
+  feishuChannel as ChannelDefinition,
+  dingtalkChannel as ChannelDefinition,
   githubChannel as ChannelDefinition,
 ];

@@ -6,7 +6,7 @@ import { intakeConfigShape } from '../bus/config.js';
 import type { ChannelDefinition } from '../channel/types.js';
 import { ConfigError } from '../errors.js';
 import { substituteEnv } from './env.js';
-import { buildConfigSchema, type Config, FUTURE_PLATFORMS } from './schema.js';
+import { buildConfigSchema, type Config, UNSUPPORTED_PLATFORMS } from './schema.js';
 
 export type { Config } from './schema.js';
 
@@ -101,8 +101,8 @@ function findWarnings(config: Config, platforms: readonly ChannelDefinition[]): 
   return Object.keys(config.channels)
     .filter((key) => !expected.has(key))
     .map((key) =>
-      (FUTURE_PLATFORMS as readonly string[]).includes(key)
-        ? `channels.${key}: this build does not support ${key} yet; the block is ignored`
+      (UNSUPPORTED_PLATFORMS as readonly string[]).includes(key)
+        ? `channels.${key}: this build does not support ${key}; the block is ignored`
         : `channels.${key}: unknown channel; ignored`,
     );
 }

@@ -9,8 +9,8 @@ import type { ChannelDefinition } from '../channel/types.js';
 import { databaseConfigSchema } from '../db/config.js';
 import { serverConfigSchema } from '../gateway/config.js';
 
-/** Platforms this server will support; a block for one not built yet is ignored with a warning. */
-export const FUTURE_PLATFORMS = ['feishu', 'dingtalk'] as const;
+/** Platforms of the reference this build does not have; a block for one is ignored with a warning. */
+export const UNSUPPORTED_PLATFORMS = ['wechat', 'wecom', 'buzz'] as const;
 
 /**
  * The whole config.yaml (DESIGN.md "Configuration contract"). Each module owns its part; the

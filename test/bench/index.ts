@@ -1,10 +1,12 @@
 /**
- * `npm run bench [-- --only telegram,slack,discord,tools,github --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
+ * `npm run bench [-- --only telegram,slack,discord,feishu,dingtalk,tools,github --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
 import { parseArgs } from 'node:util';
+import { runDingTalkBench } from './dingtalk.js';
 import { runDiscordBench } from './discord.js';
+import { runFeishuBench } from './feishu.js';
 import { runGitHubBench } from './github.js';
 import { printPlatformComparison } from './platforms.js';
 import { runSlackBench } from './slack.js';
@@ -14,7 +16,7 @@ import { runToolBench } from './tools.js';
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['telegram', 'slack', 'discord', 'tools', 'github'] as const;
+const BENCHES = ['telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -44,10 +46,12 @@ if (only.has('telegram')) {
   });
   platformFigures.set('telegram', figures);
 }
-// Slack and Discord: the same chats × messages and fake model as Telegram, each on its own fake.
+// The other chat platforms: the same chats × messages and fake model as Telegram, each on its own fake.
 const chatLoad = { chats: Number(values.chats), messagesPerChat: Number(values.messages), databaseUrl: values['database-url'] };
 if (only.has('slack')) platformFigures.set('slack', await runSlackBench(chatLoad));
 if (only.has('discord')) platformFigures.set('discord', await runDiscordBench(chatLoad));
+if (only.has('feishu')) platformFigures.set('feishu', await runFeishuBench(chatLoad));
+if (only.has('dingtalk')) platformFigures.set('dingtalk', await runDingTalkBench(chatLoad));
 printPlatformComparison(platformFigures);
 if (only.has('tools')) {
   await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });

@@ -120,9 +120,9 @@ describe('parseConfig', () => {
   });
 
   it('warns about platform blocks this build does not support', () => {
-    const path = writeConfig('channels:\n  feishu: { enabled: true }\n  telegrm: { enabled: true }\n');
+    const path = writeConfig('channels:\n  wecom: { enabled: true }\n  telegrm: { enabled: true }\n');
     expect(loadConfig({ path, env: {}, platforms }).warnings).toEqual([
-      'channels.feishu: this build does not support feishu yet; the block is ignored',
+      'channels.wecom: this build does not support wecom; the block is ignored',
       'channels.telegrm: unknown channel; ignored',
     ]);
   });

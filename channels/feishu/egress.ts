@@ -1,0 +1,148 @@
+import { createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
+import { type RateGate, sleep } from '../../src/channel/rate-gate.js';
+import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
+import { ChannelError, describeError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import type { FeishuApi } from './api.js';
+import type { CardRegistry } from './cards.js';
+import { FEISHU_LIMITS } from './limits.js';
+
+/** Reactions on the person's message (emoji_type, https://open.feishu.cn/document/server-docs/im-v1/message-reaction/emojis-introduce). */
+export const FEISHU_REACTIONS = { received: 'OK', succeeded: 'DONE' } as const;
+
+/** Tries per final request while Feishu answers with a rate limit. */
+const FINAL_ATTEMPTS = 5;
+
+/**
+ * At most `perWindow` sends to one chat in any `windowMs` (Feishu: 5 QPS per user or group),
+ * across every reply in this process. `take` resolves when the caller may send.
+ */
+export class ChatPacer {
+  private readonly sent = new Map<string, number[]>();
+
+  constructor(
+    private readonly perWindow: number,
+    private readonly windowMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  async take(chatId: string): Promise<void> {
+    for (;;) {
+      const now = this.now();
+      const recent = (this.sent.get(chatId) ?? []).filter((at) => at > now - this.windowMs);
+      if (recent.length < this.perWindow) {
+        recent.push(now);
+        this.sent.set(chatId, recent);
+        return;
+      }
+      this.sent.set(chatId, recent);
+      await sleep((recent[0] as number) + this.windowMs - now);
+    }
+  }
+}
+
+export interface FeishuEgressOptions {
+  api: FeishuApi;
+  /** Per-chat blocks after a rate-limit answer; shared with nothing else. */
+  gate: RateGate;
+  pacer: ChatPacer;
+  /** Running cards that are CardKit entities: those stream by element content, others by PATCH. */
+  cards: CardRegistry;
+  logger: Logger;
+  now: () => number;
+}
+
+/**
+ * Replies are ONE card, the running card ingress posted: a CardKit streaming card updated at
+ * most 8 times a second (element content, increasing `sequence`, streaming mode closed at the
+ * end), or an interactive card (`update_multi: true`) patched at most 4 times a second; never text
+ * edits (Feishu caps those at 20). The final is split into cards of at most 6000 characters; when
+ * the last update fails it is posted as a new reply card instead. A rate-limit answer blocks the chat for
+ * `x-ogw-ratelimit-reset`. The `DONE` reaction marks the person's message when the run succeeded.
+ */
+export function createFeishuEgress(options: FeishuEgressOptions): ChannelEgress {
+  return {
+    reply(target: ReplyTarget): Reply {
+      const placeholderId = target.replyTo.placeholderId;
+      const isCardkit = placeholderId !== undefined && options.cards.cardOf(placeholderId) !== undefined;
+      const stream: CardStream = { sequence: 0 };
+      const inner = createEditReply(feishuCardPrimitives(options, target, stream), {
+        ...(placeholderId === undefined ? {} : { placeholderId }),
+        ...(target.replyTo.messageId === undefined ? {} : { replyToMessageId: target.replyTo.messageId }),
+        maxChars: FEISHU_LIMITS.maxMessageChars,
+        minEditIntervalMs: isCardkit ? FEISHU_LIMITS.cardkitUpdateIntervalMs : FEISHU_LIMITS.cardPatchIntervalMs,
+        gate: options.gate,
+        gateKey: target.chatId,
+        now: options.now,
+        logger: options.logger,
+        finalAttempts: FINAL_ATTEMPTS,
+        platform: 'feishu',
+      });
+      const messageId = target.replyTo.messageId;
+      return {
+        update: (text) => inner.update(text),
+        async finish(text, outcome) {
+          try {
+            await inner.finish(text);
+          } finally {
+            if (placeholderId !== undefined) await closeStream(options, placeholderId, stream);
+          }
+          if (messageId !== undefined && outcome?.failed !== true) {
+            await options.api.addReaction(messageId, FEISHU_REACTIONS.succeeded).catch((error: unknown) => {
+              options.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
+            });
+          }
+        },
+      };
+    },
+  };
+}
+
+/** The CardKit `sequence` of one reply's card: every operation on the card takes the next one. */
+interface CardStream {
+  sequence: number;
+}
+
+/** Turns streaming mode off on a CardKit running card (best effort) and forgets it. */
+async function closeStream(options: FeishuEgressOptions, placeholderId: string, stream: CardStream): Promise<void> {
+  const cardId = await options.cards.lookup(placeholderId);
+  if (cardId === undefined) return;
+  await options.api.closeStreamingCard(cardId, ++stream.sequence).catch((error: unknown) => {
+    options.logger.debug({ err: describeError(error) }, 'Feishu streaming card not closed');
+  });
+  options.cards.forget(placeholderId);
+}
+
+/**
+ * Cards for `createEditReply`: send = reply card (or a card in the chat); edit = the CardKit
+ * element content (full text, next `sequence`) when the card is a CardKit entity, else PATCH.
+ */
+export function feishuCardPrimitives(options: FeishuEgressOptions, target: ReplyTarget, stream: CardStream): EditPrimitives {
+  const { api, gate, pacer, now } = options;
+  const chatId = target.chatId;
+  const onLimit = (error: unknown): never => {
+    if (error instanceof ChannelError && error.retryAfterMs !== undefined) gate.block(chatId, error.retryAfterMs);
+    throw error;
+  };
+  const admit = async (isSend: boolean): Promise<void> => {
+    const until = gate.blockedUntil(chatId);
+    if (until !== undefined && until - now() > FEISHU_LIMITS.maxRetryAfterMs) {
+      throw new ChannelError('feishu', 'CHANNEL_UNAVAILABLE', 'Feishu asked to wait longer than the adapter waits');
+    }
+    await gate.waitUntilOpen(chatId);
+    if (isSend) await pacer.take(chatId);
+  };
+  return {
+    async send(text, replyToMessageId) {
+      await admit(true);
+      const parent = replyToMessageId ?? target.replyTo.messageId;
+      return (parent === undefined ? api.createCard(chatId, text) : api.replyCard(parent, text)).catch(onLimit);
+    },
+    async edit(messageId, text) {
+      // Patches count per message (5 QPS each), not per chat; the reply spaces its own.
+      await admit(false);
+      const cardId = await options.cards.lookup(messageId);
+      await (cardId === undefined ? api.patchCard(messageId, text) : api.streamCardContent(cardId, text, ++stream.sequence)).catch(onLimit);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Feishu/Lark numbers the adapter relies on (`/work/shared/reference/platform-limits.md` §4).
+ * A rate-limit answer (HTTP 429, code 99991400, `x-ogw-ratelimit-reset`) always wins over these.
+ */
+export const FEISHU_LIMITS = {
+  /**
+   * Characters of one card's markdown. A card (its JSON, sent as a JSON string inside the request
+   * body) must stay under 30 KB (https://open.feishu.cn/document/server-docs/im-v1/message/create);
+   * 6000 UTF-16 units are at most 18,000 UTF-8 bytes plus escaping, well under it.
+   */
+  maxMessageChars: 6000,
+  /** PATCH of one interactive card: "5 QPS per message" (im/v1/message-card/patch); we stay at 4/s. */
+  cardPatchIntervalMs: 250,
+  /**
+   * Sending to one chat: "5 QPS to the same user; 5 QPS to the same group, shared by all bots in
+   * it" (im/v1/messages create). Patches count per message (5 QPS each), paced here as well.
+   */
+  sendsPerChatPerSecond: 5,
+  /**
+   * CardKit: "at most 10 card- or component-level operations per second per card entity"
+   * (feishu-cards/streaming-updates-openapi-overview); we stream at most 8 a second.
+   */
+  cardkitUpdateIntervalMs: 125,
+  /** Images out: 10 MiB (im/v1/images). */
+  maxImageBytes: 10 * 1024 * 1024,
+  /** Files out: 30 MiB (im/v1/files). */
+  maxFileBytes: 30 * 1024 * 1024,
+  /** Message resources in: we cap downloads at 30 MiB (Feishu's own cap is unconfirmed, often quoted as 100 MB). */
+  maxDownloadBytes: 30 * 1024 * 1024,
+  /** HTTP callbacks older or newer than this are refused (replay window). */
+  callbackWindowMs: 5 * 60 * 1000,
+  /** Longest wait the adapter honours for a final before giving up. */
+  maxRetryAfterMs: 60_000,
+} as const;
+
+/** Feishu error codes (https://open.feishu.cn/document/server-docs/api-call-guide/generic-error-code). */
+export const FEISHU_CODES = {
+  rateLimited: 99991400,
+  /** "Frequency limit" of message sending (5 QPS per user / per group), as a business code. */
+  sendFrequencyLimited: 230020,
+  /** Tenant access token invalid / expired: refresh and retry once. */
+  tokenInvalid: [99991663, 99991661, 99991664, 99991668] as readonly number[],
+} as const;

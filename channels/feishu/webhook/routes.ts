@@ -1,0 +1,66 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { FeishuMessageEvent } from '../ingress.js';
+import { verifyFeishuCallback } from './verify.js';
+
+export interface FeishuRoutesOptions {
+  encryptKey: string;
+  verificationToken?: string;
+  now: () => number;
+  windowMs: number;
+  /** Hands a verified event to ingress; false when it is not running. */
+  dispatch: (event: FeishuMessageEvent) => boolean;
+}
+
+const headersSchema = z.object({
+  'x-lark-request-timestamp': z.string().optional(),
+  'x-lark-request-nonce': z.string().optional(),
+  'x-lark-signature': z.string().optional(),
+});
+const eventSchema = z.looseObject({
+  header: z.looseObject({ event_id: z.string(), event_type: z.string(), token: z.string().optional() }),
+  event: z.looseObject({}),
+});
+
+const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'invalid Feishu callback' } as const;
+
+/**
+ * `POST /` (mounted at `/api/webhooks/feishu`): event callbacks. The raw body is kept for the
+ * signature; a missing or bad signature, a timestamp outside ±5 min, a body that does not decrypt
+ * or a wrong verification token gets 401 and runs nothing. `url_verification` is answered with
+ * its challenge. `im.message.receive_v1` is answered 200 at once and handed to ingress (which
+ * drops replayed event ids); other event types are answered 200 and ignored. 503 while stopped.
+ */
+export function createFeishuRoutes(options: FeishuRoutesOptions): FastifyPluginAsync {
+  return async (app) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+      done(null, body);
+    });
+    app.post('/', async (request, reply) => {
+      const headers = headersSchema.parse(request.headers);
+      const verified = verifyFeishuCallback({
+        rawBody: typeof request.body === 'string' ? request.body : '',
+        timestamp: headers['x-lark-request-timestamp'],
+        nonce: headers['x-lark-request-nonce'],
+        signature: headers['x-lark-signature'],
+        encryptKey: options.encryptKey,
+        ...(options.verificationToken === undefined ? {} : { verificationToken: options.verificationToken }),
+        nowMs: options.now(),
+        windowMs: options.windowMs,
+      });
+      if (!verified.isValid) {
+        request.log.info({ reason: verified.reason }, 'Feishu callback refused');
+        return reply.code(401).send(UNAUTHORIZED);
+      }
+      const { body } = verified;
+      if (body.type === 'url_verification' && typeof body.challenge === 'string') return reply.code(200).send({ challenge: body.challenge });
+      const event = eventSchema.safeParse(body);
+      if (!event.success) return reply.code(400).send({ code: 'BAD_REQUEST', message: 'not a Feishu event' });
+      if (event.data.header.event_type !== 'im.message.receive_v1') return reply.code(200).send({});
+      const flattened = { ...event.data.event, event_id: event.data.header.event_id, token: event.data.header.token } as FeishuMessageEvent;
+      if (!options.dispatch(flattened)) return reply.code(503).send({ code: 'CHANNEL_UNAVAILABLE', message: 'Feishu channel is not running' });
+      return reply.code(200).send({});
+    });
+  };
+}

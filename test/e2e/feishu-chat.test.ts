@@ -1,0 +1,81 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { platforms } from '../../channels/index.js';
+import { FakeFeishu, type FeishuMessageView } from '../fakes/feishu/index.js';
+import { FakeOpenAI } from '../fakes/openai/index.js';
+import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+/**
+ * The whole server as a Feishu user meets it: `src/main.ts` with a config file, the real Lark SDK
+ * (long connection + open API) against FakeFeishu, the real ChatOpenAI against a fake model.
+ * Skipped until `feishuChannel` is registered in `channels/index.ts`.
+ */
+
+const isRegistered = platforms.some((platform) => platform.name === 'feishu');
+const GROUP = 'oc_group_e2e0000000000000000000001';
+
+let feishu: FakeFeishu;
+let model: FakeOpenAI;
+let server: ServerProcess;
+let nextUser = 1;
+
+function freshUser(): { openId: string; chatId: string } {
+  const openId = `ou_e2e${String(nextUser++).padStart(26, '0')}`;
+  return { openId, chatId: `oc_p2p_${openId}` };
+}
+
+/** The bot's card answering `messageId`, once it shows `text`. */
+function finalIn(chatId: string, messageId: string, text: string, timeoutMs = 15_000): Promise<FeishuMessageView> {
+  return feishu.waitFor(() => feishu.botMessages(chatId).find((m) => m.replyTo === messageId && m.text === text), timeoutMs);
+}
+
+describe.skipIf(!isRegistered)('chatting in Feishu', () => {
+  beforeAll(async () => {
+    feishu = new FakeFeishu();
+    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+    await Promise.all([feishu.start(), model.start()]);
+    const yaml = `server: { port: 0 }
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
+channels:
+  feishu: { enabled: true, app_id: "${feishu.appId}", app_secret: "${feishu.appSecret}", domain: "${feishu.url}" }
+`;
+    server = await startServerProcess(['--config', writeConfig(yaml).path]);
+    await feishu.waitFor(() => feishu.connectionCount() === 1, 15_000);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await Promise.all([feishu?.stop(), model?.stop()]);
+  });
+  afterEach(() => {
+    expect(feishu.rateLimitViolations).toEqual([]);
+  });
+
+  it('answers a p2p message in one card: OK reaction, running card, streamed partials, final, DONE', async () => {
+    const { openId, chatId } = freshUser();
+    const words = Array.from({ length: 24 }, (_, i) => `word${i} `);
+    model.enqueue({ chunks: words, chunkDelayMs: 120 });
+    const question = feishu.sendUserMessage({ chatId, chatType: 'p2p', openId, text: 'Tell me a story' });
+    const final = await finalIn(chatId, question.messageId, words.join(''));
+    expect(final.msgType).toBe('interactive');
+    expect(final.history.length).toBeGreaterThanOrEqual(3);
+    expect(feishu.botMessages(chatId)).toHaveLength(1);
+    // A CardKit card, never more than 10 operations a second on it.
+    expect(feishu.cards.size).toBeGreaterThan(0);
+    expect(feishu.cardRateViolations).toEqual([]);
+    await feishu.waitFor(() => feishu.reactions.filter((r) => r.messageId === question.messageId).length === 2);
+    expect(feishu.reactions.filter((r) => r.messageId === question.messageId).map((r) => r.emoji)).toEqual(['OK', 'DONE']);
+    expect(feishu.events.every((e) => e.acked && e.pushes === 1)).toBe(true);
+  });
+
+  it('answers a group mention in its topic, and a reply to the card continues the conversation', async () => {
+    const { openId } = freshUser();
+    model.enqueue({ chunks: ['The ', 'summary.'], chunkDelayMs: 50 });
+    const question = feishu.sendUserMessage({ chatId: GROUP, chatType: 'group', openId, text: 'summarise please', mentionsBot: true });
+    const card = await finalIn(GROUP, question.messageId, 'The summary.');
+    expect(model.requests.at(-1)?.messages.map((m) => m.content)).toContain('summarise please');
+    const followUp = feishu.sendUserMessage({ chatId: GROUP, chatType: 'group', openId, text: 'and then?', mentionsBot: true, parentId: card.messageId });
+    await feishu.waitFor(() => feishu.botMessages(GROUP).find((m) => m.replyTo === followUp.messageId && m.text.includes('and then?')));
+    // Same conversation: the model saw the first question again.
+    expect(model.requests.at(-1)?.messages.map((m) => m.content)).toContain('summarise please');
+  });
+});

@@ -1,0 +1,89 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { feishuChannel } from '../../../channels/feishu/index.js';
+import { webhookRoutes } from '../../../src/gateway/routes/webhooks/index.js';
+import { silentLogger } from '../../../src/logger.js';
+import { FakeFeishu } from '../../fakes/feishu/index.js';
+import { testChannelDeps } from '../../helpers/channel-deps.js';
+import { RecordingIntake } from '../../helpers/recording-intake.js';
+
+/**
+ * HTTP callback mode: encrypted, signed events POSTed to the adapter's route, mounted as core
+ * mounts it (`/api/webhooks/feishu`) on a listening Fastify. Every refusal runs nothing.
+ */
+
+const ALICE = 'ou_alice00000000000000000000000001';
+const P2P = 'oc_p2p_alice';
+const ENCRYPT_KEY = 'fake-encrypt-key';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startHttpFeishu() {
+  const fake = new FakeFeishu();
+  await fake.start();
+  cleanups.push(() => fake.stop());
+  const intake = new RecordingIntake();
+  const config = feishuChannel.configSchema.parse({
+    enabled: true,
+    app_id: fake.appId,
+    app_secret: fake.appSecret,
+    domain: fake.url,
+    mode: 'http',
+    encrypt_key: ENCRYPT_KEY,
+    verification_token: fake.verificationToken,
+  });
+  const adapter = feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
+  cleanups.push(() => adapter.stop());
+  if (!adapter.routes) throw new Error('HTTP mode must have routes');
+  const app: FastifyInstance = Fastify();
+  await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: [{ name: 'feishu', routes: adapter.routes }] });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  cleanups.push(() => app.close());
+  await adapter.start();
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/webhooks/feishu`;
+  const post = (callback: { body: string; headers: Record<string, string> }) => fetch(url, { method: 'POST', body: callback.body, headers: callback.headers });
+  return { fake, intake, adapter, post };
+}
+
+describe('feishu HTTP callbacks', () => {
+  it('runs a signed, encrypted event once, even when it is delivered again', async () => {
+    const { fake, intake, post } = await startHttpFeishu();
+    const { event, messageId } = fake.buildUserEvent({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: 'over http' });
+    expect((await post(FakeFeishu.signedCallback(event, ENCRYPT_KEY))).status).toBe(200);
+    await intake.waitUntil(() => intake.committed.length === 1);
+    expect((await post(FakeFeishu.signedCallback(event, ENCRYPT_KEY))).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(intake.committed.map((m) => [m.messageId, m.text])).toEqual([[messageId, 'over http']]);
+  });
+
+  it('answers the URL verification challenge', async () => {
+    const { fake, post } = await startHttpFeishu();
+    const response = await post(FakeFeishu.signedCallback({ type: 'url_verification', challenge: 'ch-1', token: fake.verificationToken }, ENCRYPT_KEY));
+    expect(await response.json()).toEqual({ challenge: 'ch-1' });
+  });
+
+  for (const [name, make] of [
+    ['a bad signature', (event: Record<string, unknown>) => FakeFeishu.signedCallback(event, ENCRYPT_KEY, { badSignature: true })],
+    ['a stale timestamp', (event: Record<string, unknown>) => FakeFeishu.signedCallback(event, ENCRYPT_KEY, { timestampSeconds: Math.floor(Date.now() / 1000) - 6 * 60 })],
+    ['the wrong encrypt key', (event: Record<string, unknown>) => FakeFeishu.signedCallback(event, 'another-key')],
+    [
+      'the wrong verification token',
+      (event: Record<string, unknown>) => FakeFeishu.signedCallback({ ...event, header: { ...(event.header as object), token: 'forged' } }, ENCRYPT_KEY),
+    ],
+    ['no signature headers', (event: Record<string, unknown>) => ({ body: FakeFeishu.signedCallback(event, ENCRYPT_KEY).body, headers: { 'content-type': 'application/json' } })],
+  ] as const) {
+    it(`refuses ${name} with 401 and runs nothing`, async () => {
+      const { fake, intake, post } = await startHttpFeishu();
+      const { event } = fake.buildUserEvent({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: 'forged' });
+      const response = await post(make(event));
+      expect(response.status).toBe(401);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(intake.reserved).toBe(0);
+      expect(fake.calls.filter((c) => c.operation === 'send' || c.operation === 'reaction')).toEqual([]);
+    });
+  }
+});

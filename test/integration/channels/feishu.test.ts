@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { feishuChannel } from '../../../channels/feishu/index.js';
+import type { ChannelAdapter, InboundMessage, ReplyTarget } from '../../../src/channel/types.js';
+import { silentLogger } from '../../../src/logger.js';
+import { FakeFeishu } from '../../fakes/feishu/index.js';
+import { testChannelDeps } from '../../helpers/channel-deps.js';
+import { RecordingIntake } from '../../helpers/recording-intake.js';
+
+/** The Feishu adapter over its long connection against FakeFeishu: the bad inputs. */
+
+const ALICE = 'ou_alice00000000000000000000000001';
+const P2P = 'oc_p2p_alice';
+const GROUP = 'oc_group0000000000000000000000001';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startFeishu(options: { isStarted?: boolean; appSecret?: string } = {}) {
+  const fake = new FakeFeishu();
+  await fake.start();
+  cleanups.push(() => fake.stop());
+  const intake = new RecordingIntake();
+  const config = feishuChannel.configSchema.parse({ enabled: true, app_id: fake.appId, app_secret: options.appSecret ?? fake.appSecret, domain: fake.url });
+  const adapter: ChannelAdapter = feishuChannel.create(config, testChannelDeps({ intake, commands: [{ name: 'new', description: 'new' }], logger: silentLogger() }));
+  cleanups.push(() => adapter.stop());
+  if (options.isStarted !== false) await adapter.start();
+  return { fake, intake, adapter };
+}
+
+function targetOf(message: InboundMessage): ReplyTarget {
+  return { chatId: message.chatId, isPrivateChat: message.isPrivateChat, replyTo: message.replyTo, ...(message.topicId === undefined ? {} : { topicId: message.topicId }) };
+}
+
+async function sendAndCommit(started: Awaited<ReturnType<typeof startFeishu>>, text: string) {
+  const sent = started.fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, text });
+  await started.intake.waitUntil(() => started.intake.committed.some((m) => m.messageId === sent.messageId));
+  return { sent, inbound: started.intake.committed.find((m) => m.messageId === sent.messageId) as InboundMessage };
+}
+
+describe('feishu ingress', () => {
+  it('drops unknown message types, empty content and mentions-only messages without acknowledging them', async () => {
+    const started = await startFeishu();
+    const { fake, intake } = started;
+    const sticker = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, messageType: 'sticker', content: JSON.stringify({ file_key: 'sticker1' }) });
+    const empty = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: '   ' });
+    const broken = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, messageType: 'text', content: '{not json' });
+    const mentionOnly = fake.sendUserMessage({ chatId: GROUP, chatType: 'group', openId: ALICE, text: '', mentionsBot: true });
+    const { sent } = await sendAndCommit(started, 'a real question');
+    expect(intake.committed.map((m) => m.messageId)).toEqual([sent.messageId]);
+    const dropped = [sticker, empty, broken, mentionOnly].map((m) => m.messageId);
+    expect(fake.messages.filter((m) => m.fromBot && dropped.includes(m.replyTo ?? ''))).toEqual([]);
+    expect(fake.reactions.filter((r) => dropped.includes(r.messageId))).toEqual([]);
+  });
+
+  it('parses post, image and file messages and strips a leading mention to classify commands', async () => {
+    const { fake, intake } = await startFeishu();
+    const post = fake.sendUserMessage({
+      chatId: P2P,
+      chatType: 'p2p',
+      openId: ALICE,
+      messageType: 'post',
+      content: JSON.stringify({ title: '', content: [[{ tag: 'text', text: 'see' }, { tag: 'img', image_key: 'img_v3_abc' }], [{ tag: 'text', text: 'thanks' }]] }),
+    });
+    const command = fake.sendUserMessage({ chatId: GROUP, chatType: 'group', openId: ALICE, text: '/new topic', mentionsBot: true });
+    const file = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, messageType: 'file', content: JSON.stringify({ file_key: 'file_v3_xyz', file_name: 'report.pdf' }) });
+    await intake.waitUntil(() => intake.committed.length === 3);
+    const byId = (id: string) => intake.committed.find((m) => m.messageId === id);
+    expect(byId(post.messageId)).toMatchObject({ text: 'see [image]\n\nthanks', files: [expect.objectContaining({ isImage: true })] });
+    expect(byId(command.messageId)).toMatchObject({ kind: 'command', text: '/new topic', isPrivateChat: false, topicId: command.messageId });
+    expect(byId(file.messageId)).toMatchObject({ text: '[file]', files: [expect.objectContaining({ name: 'report.pdf', isImage: false })] });
+  });
+
+  it('handles the same event delivered twice once, and acks both frames', async () => {
+    const started = await startFeishu();
+    const { fake, intake } = started;
+    const first = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: 'once', eventId: 'ev_dup' });
+    const event = fake.buildUserEvent({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: 'once', eventId: 'ev_dup' });
+    await intake.waitUntil(() => intake.committed.length === 1);
+    fake.pushEvent(event.event, 'ev_dup', first.messageId, P2P);
+    await fake.waitFor(() => fake.events.find((e) => e.eventId === 'ev_dup' && e.pushes === 2 && e.acked));
+    const { sent } = await sendAndCommit(started, 'after');
+    expect(intake.committed.map((m) => m.messageId)).toEqual([first.messageId, sent.messageId]);
+    expect(fake.botMessages(P2P).filter((m) => m.replyTo === first.messageId)).toHaveLength(1);
+  });
+
+  it('acks every frame at once, so the platform never redelivers', async () => {
+    const started = await startFeishu();
+    started.fake.redeliverAfterMs = 300;
+    await sendAndCommit(started, 'quick ack');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(started.fake.events.map((e) => [e.acked, e.pushes])).toEqual([[true, 1]]);
+  });
+
+  it('start() rejects with a ChannelError on bad credentials and reports why', async () => {
+    const { adapter } = await startFeishu({ isStarted: false, appSecret: 'wrong' });
+    await expect(adapter.start()).rejects.toMatchObject({ name: 'ChannelError', code: 'CHANNEL_UNAUTHORIZED' });
+    expect(adapter.status()).toMatchObject({ running: false, reason: expect.stringContaining('CHANNEL_UNAUTHORIZED') });
+  });
+});
+
+describe('feishu replies', () => {
+  it('refreshes an expired token mid-stream and finishes the same card', async () => {
+    const started = await startFeishu();
+    const { fake, adapter } = started;
+    const { inbound } = await sendAndCommit(started, 'question');
+    const reply = adapter.egress.reply(targetOf(inbound));
+    reply.update('part one');
+    await fake.waitFor(() => fake.botMessages(P2P).some((m) => m.text === 'part one'));
+    fake.expireTokens();
+    reply.update('part one and two');
+    await reply.finish('the whole answer', { failed: false });
+    const messages = fake.botMessages(P2P);
+    expect(messages.map((m) => m.text)).toEqual(['the whole answer']);
+    expect(fake.calls.filter((c) => c.code === 99991663).length).toBeGreaterThan(0);
+    expect(fake.calls.filter((c) => c.operation === 'token').length).toBeGreaterThanOrEqual(2);
+    expect(fake.reactions.filter((r) => r.messageId === inbound.messageId).map((r) => r.emoji)).toEqual(['OK', 'DONE']);
+  });
+
+  it('streams into a CardKit card with increasing sequences and closes streaming mode at the end', async () => {
+    const started = await startFeishu();
+    const { fake, adapter } = started;
+    const { inbound } = await sendAndCommit(started, 'question');
+    const [card] = [...fake.cards.values()];
+    expect(card?.isStreaming).toBe(true);
+    const reply = adapter.egress.reply(targetOf(inbound));
+    reply.update('one');
+    await fake.waitFor(() => fake.botMessages(P2P).some((m) => m.text === 'one'));
+    reply.update('one two');
+    await reply.finish('one two three');
+    expect(card?.isStreaming).toBe(false);
+    const sequences = fake.calls.filter((c) => c.path.startsWith('/open-apis/cardkit/v1/cards/') && c.code === 0).map((c) => Number(c.body.sequence));
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    expect(new Set(sequences).size).toBe(sequences.length);
+    expect(fake.botMessages(P2P).map((m) => m.text)).toEqual(['one two three']);
+    expect(fake.calls.filter((c) => c.method === 'PATCH' && c.path.startsWith('/open-apis/im/'))).toEqual([]);
+  });
+
+  it('falls back to a patched interactive card when CardKit refuses the card', async () => {
+    const started = await startFeishu();
+    const { fake, adapter } = started;
+    fake.failNext('card', { kind: 'business', code: 99991672 });
+    const { inbound } = await sendAndCommit(started, 'question');
+    expect(fake.cards.size).toBe(0);
+    const reply = adapter.egress.reply(targetOf(inbound));
+    reply.update('partial');
+    await reply.finish('final');
+    expect(fake.botMessages(P2P).map((m) => [m.msgType, m.text])).toEqual([['interactive', 'final']]);
+    expect(fake.calls.filter((c) => c.method === 'PATCH' && c.path.startsWith('/open-apis/im/')).length).toBeGreaterThan(0);
+  });
+
+  it('posts the final as a new reply card when patching the card fails with a business error', async () => {
+    const started = await startFeishu();
+    const { fake, adapter } = started;
+    const { inbound } = await sendAndCommit(started, 'question');
+    const reply = adapter.egress.reply(targetOf(inbound));
+    fake.failNext('patch', { kind: 'business', code: 230099 });
+    await reply.finish('final answer');
+    const texts = fake.botMessages(P2P).map((m) => [m.text, m.replyTo]);
+    expect(texts).toContainEqual(['final answer', inbound.messageId]);
+  });
+
+  it('completes a reply while the long connection drops, and reconnects', async () => {
+    const started = await startFeishu();
+    const { fake, adapter, intake } = started;
+    const { inbound } = await sendAndCommit(started, 'question');
+    const reply = adapter.egress.reply(targetOf(inbound));
+    reply.update('halfway');
+    fake.dropConnections();
+    reply.update('almost');
+    await reply.finish('done after the drop');
+    expect(fake.botMessages(P2P).map((m) => m.text)).toEqual(['done after the drop']);
+    // As Feishu does, an event nobody acked is pushed again: one sent while the SDK is still wiring
+    // its new socket (it attaches its listener after the handshake) is not lost.
+    fake.redeliverAfterMs = 1000;
+    await fake.waitFor(() => fake.connectionCount() > 0, 15_000);
+    const again = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: 'still there?' });
+    await intake.waitUntil(() => intake.committed.some((m) => m.messageId === again.messageId), 10_000);
+    expect(intake.committed.filter((m) => m.messageId === again.messageId)).toHaveLength(1);
+  }, 30_000);
+});

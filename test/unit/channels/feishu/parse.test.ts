@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { decideMessage, type FeishuMessageEvent } from '../../../../channels/feishu/ingress.js';
+import { parseContent, stripLeadingMentions } from '../../../../channels/feishu/parse.js';
+
+const BOT = 'ou_bot';
+const mentions = [{ key: '@_user_1', id: { open_id: BOT }, name: 'DeerFlow' }];
+
+describe('parseContent', () => {
+  it('reads text, replacing mention keys with names', () => {
+    expect(parseContent('text', JSON.stringify({ text: '@_user_1 hello' }), mentions)).toEqual({ text: '@DeerFlow hello', files: [] });
+  });
+
+  it('reads a post: paragraphs joined by blank lines, elements by spaces, images and files as placeholders', () => {
+    const content = JSON.stringify({
+      title: 'Title',
+      content: [
+        [{ tag: 'at', user_id: '@_user_1' }, { tag: 'text', text: 'look' }, { tag: 'img', image_key: 'img_1' }],
+        [],
+        [{ tag: 'a', text: 'link', href: 'https://x' }, { tag: 'media', file_key: 'file_1' }],
+      ],
+    });
+    const parsed = parseContent('post', content, mentions);
+    expect(parsed?.text).toBe('Title\n\n@DeerFlow look [image]\n\nlink [file]');
+    expect(parsed?.files.map((f) => [f.type, f.key])).toEqual([['image', 'img_1'], ['file', 'file_1']]);
+  });
+
+  it('reads a locale-wrapped post', () => {
+    expect(parseContent('post', JSON.stringify({ zh_cn: { title: '', content: [[{ tag: 'text', text: '你好' }]] } }))?.text).toBe('你好');
+  });
+
+  it('reads image and file messages', () => {
+    expect(parseContent('image', JSON.stringify({ image_key: 'img_v3_0123456789abcdef' }))).toMatchObject({ text: '[image]', files: [{ type: 'image', key: 'img_v3_0123456789abcdef' }] });
+    expect(parseContent('file', JSON.stringify({ file_key: 'fk', file_name: 'a.pdf' }))).toMatchObject({ text: '[file]', files: [{ name: 'a.pdf' }] });
+  });
+
+  it('returns undefined for unknown types and bad content', () => {
+    expect(parseContent('sticker', JSON.stringify({ file_key: 'x' }))).toBeUndefined();
+    expect(parseContent('text', '{oops')).toBeUndefined();
+    expect(parseContent('image', '{}')).toBeUndefined();
+  });
+
+  it('strips leading mentions only', () => {
+    expect(stripLeadingMentions('@DeerFlow /new x', mentions)).toBe('/new x');
+    expect(stripLeadingMentions('hi @DeerFlow', mentions)).toBe('hi @DeerFlow');
+  });
+});
+
+describe('decideMessage', () => {
+  const context = { allowedUsers: new Set<string>(), commandNames: new Set(['new']), botOpenId: BOT, canBind: true };
+  const event = (message: Partial<NonNullable<FeishuMessageEvent['message']>>, userId = 'ou_alice'): FeishuMessageEvent => ({
+    event_id: 'ev1',
+    sender: { sender_id: { open_id: userId }, sender_type: 'user' },
+    message: { message_id: 'om_1', chat_id: 'oc_1', chat_type: 'group', message_type: 'text', content: JSON.stringify({ text: 'hi' }), ...message },
+  });
+
+  it('keys group conversations by root message, p2p by chat', () => {
+    expect(decideMessage(event({ root_id: 'om_root', parent_id: 'om_card' }), context)).toMatchObject({ kind: 'inbound', message: { topicId: 'om_root' } });
+    expect(decideMessage(event({}), context)).toMatchObject({ kind: 'inbound', message: { topicId: 'om_1', isPrivateChat: false } });
+    const p2p = decideMessage(event({ chat_type: 'p2p' }), context);
+    expect(p2p.kind === 'inbound' && p2p.message.topicId).toBe(undefined);
+  });
+
+  it('consumes /connect behind a mention before the allow-list', () => {
+    const decision = decideMessage(event({ content: JSON.stringify({ text: '@_user_1 /connect Ab12' }), mentions }), { ...context, allowedUsers: new Set(['ou_bob']) });
+    expect(decision).toEqual({ kind: 'connect', code: 'Ab12', messageId: 'om_1', chatId: 'oc_1', userId: 'ou_alice' });
+  });
+
+  it('drops apps, the bot itself, mentions-only and outsiders', () => {
+    expect(decideMessage({ ...event({}), sender: { sender_id: { open_id: 'ou_x' }, sender_type: 'app' } }, context).kind).toBe('drop');
+    expect(decideMessage(event({}, BOT), context).kind).toBe('drop');
+    expect(decideMessage(event({ content: JSON.stringify({ text: '@_user_1' }), mentions }), context).kind).toBe('drop');
+    expect(decideMessage(event({}), { ...context, allowedUsers: new Set(['ou_bob']) }).kind).toBe('drop');
+  });
+});
