@@ -11,8 +11,9 @@ import { FakeDingTalk } from '../fakes/dingtalk/index.js';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { ANSWER_PAD, answerTo } from './final-watcher.js';
 import { startChatBenchServer, startProcess, stopProcess } from './server-process.js';
-import { formatRow, type LatencySummary, summarize } from './stats.js';
+import { type LatencySummary, summarize } from './stats.js';
 import type { PlatformFigures } from './telegram.js';
+import { printOursVsBare } from './platforms.js';
 
 export interface DingTalkBenchOptions {
   chats: number;
@@ -116,17 +117,14 @@ export async function runDingTalkBench(options: DingTalkBenchOptions): Promise<P
   const bare = await drive(baselineDingTalk, options.chats, options.messagesPerChat, 1);
   await stopProcess(bot);
 
-  const ratio = (a: LatencySummary, b: LatencySummary) =>
-    `${'ratio (ours / bare)'.padEnd(24)} ${(a.perSecond / b.perSecond).toFixed(2).padStart(9)} ${(a.p50Ms / b.p50Ms).toFixed(2).padStart(9)} ${(a.p99Ms / b.p99Ms).toFixed(2).padStart(9)}`;
-  console.log(`${''.padEnd(24)} ${'msgs/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
-  console.log(`one chat, ${options.messagesPerChat} messages in a row (latency without queueing)`);
-  console.log(formatRow('  deerflow-channels', oursAlone));
-  console.log(formatRow('  bare dingtalk-stream', bareAlone));
-  console.log(ratio(oursAlone, bareAlone));
-  console.log(`${options.chats} chats at once (throughput; latency includes waiting for a worker)`);
-  console.log(formatRow('  deerflow-channels', ours));
-  console.log(formatRow('  bare dingtalk-stream', bare));
-  console.log(ratio(ours, bare));
+  printOursVsBare({
+    baseline: 'bare dingtalk-stream',
+    chat: 'chat',
+    messagesPerChat: options.messagesPerChat,
+    chats: options.chats,
+    ours: { alone: oursAlone, concurrent: ours },
+    bare: { alone: bareAlone, concurrent: bare },
+  });
 
   await Promise.all([dingtalk.stop(), baselineDingTalk.stop(), model.stop()]);
   return { alone: oursAlone, concurrent: ours };

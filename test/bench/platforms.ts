@@ -19,3 +19,25 @@ export function printPlatformComparison(figures: ReadonlyMap<string, PlatformFig
     for (const [name, platform] of figures) if (name !== 'telegram') console.log(ratio(name, platform[phase], telegram[phase]));
   }
 }
+
+/** One platform's run next to its bare SDK bot: `chat` names a chat as the platform does (`chat`, `DM`). */
+export function printOursVsBare(input: {
+  baseline: string;
+  chat: string;
+  messagesPerChat: number;
+  chats: number;
+  ours: PlatformFigures;
+  bare: PlatformFigures;
+}): void {
+  const ratio = (a: LatencySummary, b: LatencySummary) =>
+    `${'ratio (ours / bare)'.padEnd(24)} ${(a.perSecond / b.perSecond).toFixed(2).padStart(9)} ${(a.p50Ms / b.p50Ms).toFixed(2).padStart(9)} ${(a.p99Ms / b.p99Ms).toFixed(2).padStart(9)}`;
+  console.log(`${''.padEnd(24)} ${'msgs/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
+  console.log(`one ${input.chat}, ${input.messagesPerChat} messages in a row (latency without queueing)`);
+  console.log(formatRow('  deerflow-channels', input.ours.alone));
+  console.log(formatRow(`  ${input.baseline}`, input.bare.alone));
+  console.log(ratio(input.ours.alone, input.bare.alone));
+  console.log(`${input.chats} ${input.chat}s at once (throughput; latency includes waiting for a worker)`);
+  console.log(formatRow('  deerflow-channels', input.ours.concurrent));
+  console.log(formatRow(`  ${input.baseline}`, input.bare.concurrent));
+  console.log(ratio(input.ours.concurrent, input.bare.concurrent));
+}

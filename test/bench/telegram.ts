@@ -12,7 +12,8 @@ import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { ANSWER_PAD, answerTo, FinalWatcher } from './final-watcher.js';
 import { ROOT, startBenchServer, startProcess, stopProcess } from './server-process.js';
-import { formatRow, type LatencySummary, residentMiB, summarize } from './stats.js';
+import { type LatencySummary, residentMiB, summarize } from './stats.js';
+import { printOursVsBare } from './platforms.js';
 
 export interface TelegramBenchOptions {
   chats: number;
@@ -82,17 +83,14 @@ export async function runTelegramBench(options: TelegramBenchOptions): Promise<P
   await stopProcess(bot);
   await baselineTelegram.stop();
 
-  const ratio = (a: LatencySummary, b: LatencySummary) =>
-    `${'ratio (ours / bare)'.padEnd(24)} ${(a.perSecond / b.perSecond).toFixed(2).padStart(9)} ${(a.p50Ms / b.p50Ms).toFixed(2).padStart(9)} ${(a.p99Ms / b.p99Ms).toFixed(2).padStart(9)}`;
-  console.log(`${''.padEnd(24)} ${'msgs/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
-  console.log(`one chat, ${options.messagesPerChat} messages in a row (latency without queueing)`);
-  console.log(formatRow('  deerflow-channels', oursAlone));
-  console.log(formatRow('  bare grammY bot', bareAlone));
-  console.log(ratio(oursAlone, bareAlone));
-  console.log(`${options.chats} chats at once (throughput; latency includes waiting for a worker)`);
-  console.log(formatRow('  deerflow-channels', ours));
-  console.log(formatRow('  bare grammY bot', bare));
-  console.log(ratio(ours, bare));
+  printOursVsBare({
+    baseline: 'bare grammY bot',
+    chat: 'chat',
+    messagesPerChat: options.messagesPerChat,
+    chats: options.chats,
+    ours: { alone: oursAlone, concurrent: ours },
+    bare: { alone: bareAlone, concurrent: bare },
+  });
 
   // Memory: many distinct conversations, each mapped to its own thread.
   const already = options.chats + 1 + Math.min(options.chats, 5); // measured, lone and warm-up chats
