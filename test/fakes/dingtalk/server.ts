@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ChatStore, type FakeBotMessage } from './chat.js';
 import { type Delivered, type Fault, type FakeDingTalkOptions, parseBody, type RecordedCall, readBody, type UserMessageInput } from './wire.js';
+import { Waiters } from '../waiters.js';
 
 export type { Delivered, Fault, FakeDingTalkOptions, RecordedCall, UserMessageInput } from './wire.js';
 
@@ -66,7 +67,7 @@ export class FakeDingTalk {
   private readonly sessions = new Map<string, { chatId: string; expiresAt: number }>();
   private readonly downloads = new Map<string, Uint8Array>();
   private readonly blockedUntil = new Map<string, number>();
-  private readonly listeners = new Set<() => void>();
+  private readonly waiters = new Waiters('FakeDingTalk', { pollMs: 20 });
   private readonly wss = new WebSocketServer({ noServer: true });
   private server: Server | undefined;
   private port = 0;
@@ -226,26 +227,7 @@ export class FakeDingTalk {
 
   /** Resolves with the predicate's first truthy value, checked after every call; rejects after `timeoutMs` (default 5000). */
   waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        const value = predicate();
-        if (!value) return false;
-        cleanup();
-        resolve(value);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`FakeDingTalk.waitFor timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
-      const poll = setInterval(check, 20);
-      const cleanup = () => {
-        clearTimeout(timer);
-        clearInterval(poll);
-        this.listeners.delete(check);
-      };
-      if (!check()) this.listeners.add(check);
-    });
+    return this.waiters.waitFor(predicate, timeoutMs);
   }
 
   // ---- the stream ----
@@ -456,7 +438,7 @@ export class FakeDingTalk {
   }
 
   private notify(): void {
-    for (const listener of [...this.listeners]) listener();
+    this.waiters.notify();
   }
 }
 

@@ -15,6 +15,7 @@ import {
   type StoredMessage,
   userPayload,
 } from './store.js';
+import { Waiters } from '../waiters.js';
 
 export type { RouteName } from './wire.js';
 
@@ -96,7 +97,7 @@ export class FakeDiscord {
   private readonly recorded: RecordedCall[] = [];
   private readonly faults = new Map<RouteName, Fault[]>();
   private readonly blockedUntil = new Map<string, number>();
-  private readonly listeners = new Set<() => void>();
+  private readonly waiters = new Waiters('FakeDiscord');
   private readonly users = new Map<string, FakeUser>();
   private server: Server | undefined;
   private port = 0;
@@ -228,36 +229,11 @@ export class FakeDiscord {
 
   /** Resolves with the predicate's first truthy value, checked after every call and gateway frame. */
   waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const listener = (): void => {
-        let value: T | false | null | undefined;
-        try {
-          value = predicate();
-        } catch (error) {
-          done();
-          reject(error);
-          return;
-        }
-        if (value) {
-          done();
-          resolve(value);
-        }
-      };
-      const done = (): void => {
-        clearTimeout(timer);
-        this.listeners.delete(listener);
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`FakeDiscord.waitFor: condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.listeners.add(listener);
-      listener();
-    });
+    return this.waiters.waitFor(predicate, timeoutMs);
   }
 
   private emit(): void {
-    for (const listener of [...this.listeners]) listener();
+    this.waiters.notify();
   }
 
   private payloadOf(message: StoredMessage): Record<string, unknown> {

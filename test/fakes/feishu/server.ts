@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { decodeFrame, encodeFrame, FRAME_METHOD, type Frame, headerOf } from './frames.js';
+import { Waiters } from '../waiters.js';
 
 /**
  * A fake Feishu/Lark: the open API (tenant token, im messages create/reply/patch, reactions,
@@ -112,7 +113,7 @@ export class FakeFeishu {
   private readonly faults: { operation: FakeOperation; fault: FakeFault }[] = [];
   private readonly blockedUntil = new Map<string, number>();
   private readonly sockets = new Set<WebSocket>();
-  private readonly listeners = new Set<() => void>();
+  private readonly waiters = new Waiters('FakeFeishu');
   private readonly server: Server;
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly pending = new Map<string, { frame: Uint8Array; timer?: ReturnType<typeof setTimeout> }>();
@@ -283,25 +284,11 @@ export class FakeFeishu {
   }
 
   waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        const value = predicate();
-        if (!value) return;
-        clearTimeout(timer);
-        this.listeners.delete(check);
-        resolve(value);
-      };
-      const timer = setTimeout(() => {
-        this.listeners.delete(check);
-        reject(new Error(`FakeFeishu.waitFor: condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.listeners.add(check);
-      check();
-    });
+    return this.waiters.waitFor(predicate, timeoutMs);
   }
 
   private notify(): void {
-    for (const listener of [...this.listeners]) listener();
+    this.waiters.notify();
   }
 
   private accept(ws: WebSocket): void {

@@ -6,6 +6,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { type ChannelType, MessageStore, SlackApiFailure, type SlackMessageView } from './messages.js';
 import { FakeFileStore } from './files.js';
 import { bearer, parseParams, readBody } from './wire.js';
+import { Waiters } from '../waiters.js';
 
 /**
  * A fake Slack on 127.0.0.1 speaking the real wire formats:
@@ -106,7 +107,7 @@ export class FakeSlack {
   private readonly store: MessageStore;
   private readonly faults = new Map<string, Fault[]>();
   private readonly blockedUntil = new Map<string, number>();
-  private readonly listeners = new Set<() => void>();
+  private readonly waiters = new Waiters('FakeSlack');
   private readonly envelopes: Envelope[] = [];
   private readonly sockets = new Set<WebSocket>();
   private readonly files: FakeFileStore;
@@ -286,36 +287,11 @@ export class FakeSlack {
   }
 
   waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const listener = (): void => {
-        let value: T | false | null | undefined;
-        try {
-          value = predicate();
-        } catch (error) {
-          done();
-          reject(error);
-          return;
-        }
-        if (value) {
-          done();
-          resolve(value);
-        }
-      };
-      const done = (): void => {
-        clearTimeout(timer);
-        this.listeners.delete(listener);
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`FakeSlack.waitFor: condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.listeners.add(listener);
-      listener();
-    });
+    return this.waiters.waitFor(predicate, timeoutMs);
   }
 
   private emit(): void {
-    for (const listener of [...this.listeners]) listener();
+    this.waiters.notify();
   }
 
   private pushEnvelope(envelope: Envelope): void {

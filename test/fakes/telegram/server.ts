@@ -5,6 +5,7 @@ import { ApiFailure, ChatStore, type ChatMessageView, type ChatType, type Messag
 import { type DownloadRecord, type FakeFileInput, FileStore, type UploadRecord } from './files.js';
 import { UpdateQueue } from './updates.js';
 import { readParams } from './wire.js';
+import { Waiters } from '../waiters.js';
 
 /**
  * A fake Telegram Bot API on 127.0.0.1 speaking the real wire format: `POST
@@ -102,7 +103,7 @@ export class FakeTelegram {
   private readonly files = new FileStore();
   private readonly faults = new Map<string, { fault: Fault; remaining: number }[]>();
   private readonly blockedUntil = new Map<number, number>();
-  private readonly listeners = new Set<() => void>();
+  private readonly waiters = new Waiters('FakeTelegram');
   private readonly updates = new UpdateQueue();
   private server: Server | undefined;
   private port = 0;
@@ -298,37 +299,11 @@ export class FakeTelegram {
    * update; rejects after `timeoutMs`.
    */
   waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const listener = (): void => {
-        let value: T | false | null | undefined;
-        try {
-          value = predicate();
-        } catch (error) {
-          done();
-          reject(error);
-          return;
-        }
-        if (value) {
-          done();
-          resolve(value);
-        }
-      };
-      const done = (): void => {
-        clearTimeout(timer);
-        this.listeners.delete(listener);
-      };
-      this.listeners.add(listener);
-      timer = setTimeout(() => {
-        done();
-        reject(new Error(`FakeTelegram.waitFor: condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
-      listener();
-    });
+    return this.waiters.waitFor(predicate, timeoutMs);
   }
 
   private emit(): void {
-    for (const listener of [...this.listeners]) listener();
+    this.waiters.notify();
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

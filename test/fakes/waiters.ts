@@ -1,0 +1,57 @@
+/**
+ * What a fake platform's `waitFor` needs: conditions re-checked whenever the fake says something
+ * changed (`notify`, after each call or frame), so tests wait for what a user would see without
+ * sleeping.
+ */
+export class Waiters {
+  private readonly listeners = new Set<() => void>();
+
+  /**
+   * @param owner names the fake in timeout errors, e.g. `FakeSlack`.
+   * @param options.pollMs also re-checks this often, for conditions on things the fake does not
+   *   see change (its clock, state outside it).
+   */
+  constructor(
+    private readonly owner: string,
+    private readonly options: { pollMs?: number } = {},
+  ) {}
+
+  /** Resolves with the predicate's first truthy value, checked now and on every `notify`; rejects after `timeoutMs` or when the predicate throws. */
+  waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let poll: ReturnType<typeof setInterval> | undefined;
+      const check = (): void => {
+        let value: T | false | null | undefined;
+        try {
+          value = predicate();
+        } catch (error) {
+          done();
+          reject(error);
+          return;
+        }
+        if (value) {
+          done();
+          resolve(value);
+        }
+      };
+      const done = (): void => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.listeners.delete(check);
+      };
+      this.listeners.add(check);
+      if (this.options.pollMs !== undefined) poll = setInterval(check, this.options.pollMs);
+      timer = setTimeout(() => {
+        done();
+        reject(new Error(`${this.owner}.waitFor: condition not met within ${timeoutMs} ms`));
+      }, timeoutMs);
+      check();
+    });
+  }
+
+  /** Re-checks every waiting condition. */
+  notify(): void {
+    for (const check of [...this.listeners]) check();
+  }
+}
