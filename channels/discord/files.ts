@@ -1,3 +1,4 @@
+import { readLimited } from '../../src/channel/read-limited.js';
 import { readFile, stat } from 'node:fs/promises';
 import type { Message } from 'discord.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
@@ -85,7 +86,14 @@ export function createDiscordFiles(options: DiscordFilesOptions): ChannelFiles {
         await response.body?.cancel();
         throw unavailable(`Discord attachment download failed (HTTP ${response.status})`, DISCORD_FILE_REASONS.failed);
       }
-      return readLimited(response, maxBytes);
+      // A declared size over the cap is refused before reading; an under-declared one stops mid-stream.
+      const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+      const overLimit = () => tooLarge('Discord attachment over the download limit', DISCORD_FILE_REASONS.tooLarge);
+      if (declared > maxBytes) {
+        await response.body?.cancel();
+        throw overLimit();
+      }
+      return readLimited(response, maxBytes, overLimit);
     },
 
     async send(target: ReplyTarget, file: OutboundFile): Promise<void> {
@@ -127,31 +135,3 @@ async function fetchAttachment(url: string, signal?: AbortSignal): Promise<Respo
   }
 }
 
-async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (declared > maxBytes) {
-    await response.body?.cancel();
-    throw tooLarge('Discord attachment over the download limit', DISCORD_FILE_REASONS.tooLarge);
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body?.getReader();
-  if (!reader) return new Uint8Array();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw tooLarge('Discord attachment over the download limit', DISCORD_FILE_REASONS.tooLarge);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}

@@ -1,3 +1,4 @@
+import { readLimited } from '../../src/channel/read-limited.js';
 import { readFile, stat } from 'node:fs/promises';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelFiles, InboundFile, OutboundFile, ReplyTarget } from '../../src/channel/types.js';
@@ -80,7 +81,9 @@ export function createSlackFiles(options: SlackFilesOptions): ChannelFiles {
         await response.body?.cancel().catch(() => undefined);
         throw failure('FILE_TOO_LARGE', 'Slack file download announced too many bytes', SLACK_FILE_REASONS.downloadTooLarge);
       }
-      return readLimited(response, SLACK_LIMITS.maxDownloadBytes);
+      return readLimited(response, SLACK_LIMITS.maxDownloadBytes, () =>
+        failure('FILE_TOO_LARGE', 'Slack file download passed the limit; stopped', SLACK_FILE_REASONS.downloadTooLarge),
+      );
     },
 
     async send(target: ReplyTarget, file: OutboundFile): Promise<void> {
@@ -117,21 +120,3 @@ async function sizeOnDisk(file: OutboundFile): Promise<number> {
   }
 }
 
-/** The body's bytes, stopping as soon as more than `maxBytes` have arrived. */
-async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array> {
-  if (response.body === null) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw failure('FILE_TOO_LARGE', 'Slack file download passed the limit; stopped', SLACK_FILE_REASONS.downloadTooLarge);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total);
-}

@@ -1,3 +1,4 @@
+import { readLimited } from '../../src/channel/read-limited.js';
 import { stat } from 'node:fs/promises';
 import { type Api, GrammyError, InputFile } from 'grammy';
 import type { RateGate } from '../../src/channel/rate-gate.js';
@@ -200,7 +201,9 @@ class TelegramFiles implements ChannelFiles {
       throw downloadTooLarge(`Telegram file download announced ${announced} bytes, over the download limit`);
     }
     try {
-      return await readLimited(response, TELEGRAM_LIMITS.maxDownloadBytes);
+      return await readLimited(response, TELEGRAM_LIMITS.maxDownloadBytes, () =>
+        downloadTooLarge(`Telegram file download passed ${TELEGRAM_LIMITS.maxDownloadBytes} bytes; stopped`),
+      );
     } catch (error) {
       if (error instanceof ChannelError) throw error;
       throw whyFailed(error);
@@ -252,25 +255,3 @@ class TelegramFiles implements ChannelFiles {
   }
 }
 
-/**
- * The body's bytes, stopping as soon as more than `maxBytes` have arrived.
- *
- * @throws ChannelError FILE_TOO_LARGE past `maxBytes`; the stream's error otherwise.
- */
-async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array> {
-  if (response.body === null) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw downloadTooLarge(`Telegram file download passed ${maxBytes} bytes; stopped`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total);
-}
