@@ -173,6 +173,8 @@ export interface ReplyTarget {
   replyTo: ReplyAnchor;
   /** Who asked, in the platform's ids: Slack streams into a channel only when it names the recipient. */
   recipient?: { userId: string; workspaceId?: string };
+  /** The message's `platformData`, for the same platform's egress. */
+  platformData?: Readonly<Record<string, JsonValue>>;
 }
 
 /** One reply being delivered, from the first partial to the final text. */
@@ -194,6 +196,12 @@ export interface Reply {
 /** How the request a reply answers went. */
 export interface ReplyOutcome {
   failed: boolean;
+  /**
+   * The reply is the agent's question to the person (the turn ended with `ask_clarification`):
+   * their next message answers it. Platforms whose next message would otherwise start a new
+   * conversation (a Feishu group) keep it in this one (reference §6.4).
+   */
+  awaitsAnswer?: boolean;
 }
 
 export interface ChannelEgress {

@@ -20,7 +20,7 @@ import { type DedupeKey, type DedupeStore, dedupeKeyOf } from './dedupe.js';
 import { ConversationFiles } from './files.js';
 import { FollowUps, type FollowUpStore } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
-import { extractFinalText } from './response.js';
+import { endsInClarification, extractFinalText } from './response.js';
 import { StreamText, UpdateThrottle } from './stream-text.js';
 import { ThreadTurns } from './thread-turns.js';
 import type { ThreadResolver } from './threads.js';
@@ -289,7 +289,10 @@ export class ChannelManager {
     }
     const outputs = result.failed ? { files: [], names: [] } : await this.files.presented(result.values, userId, threadId);
     const filesLine = createdFilesText(outputs.names);
-    await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply, { failed: result.failed });
+    await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply, {
+      failed: result.failed,
+      awaitsAnswer: !result.failed && endsInClarification(result.values),
+    });
     await this.files.send(channel, replyTargetOf(message), outputs.files);
     return { failed: result.failed };
   }
@@ -476,5 +479,6 @@ function replyTargetOf(message: InboundMessage): ReplyTarget {
     isPrivateChat: message.isPrivateChat,
     replyTo: message.replyTo,
     recipient: { userId: message.userId, ...(message.workspaceId === undefined ? {} : { workspaceId: message.workspaceId }) },
+    ...(message.platformData === undefined ? {} : { platformData: message.platformData }),
   };
 }

@@ -69,3 +69,28 @@ export function extractFinalText(values: unknown): string {
   if (answer !== undefined) answers.unshift(answer);
   return answers.filter((text) => text.trim() !== '').join('\n\n');
 }
+
+function hasToolCalls(message: MessageDict): boolean {
+  const calls = message.tool_calls ?? (message.kwargs as MessageDict | undefined)?.tool_calls;
+  return Array.isArray(calls) && calls.length > 0;
+}
+
+/**
+ * The current turn ended with the agent asking the person a question (reference §4.7 "pending
+ * clarification"): the last meaningful message of the turn is the `ask_clarification` tool
+ * message. An assistant message with text or tool calls after it, or a human message (a goal
+ * loop going on), means the question was not the end of the turn.
+ */
+export function endsInClarification(values: unknown): boolean {
+  const messages = (values as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return false;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as MessageDict;
+    if (!message || typeof message !== 'object') continue;
+    if (isClarification(message)) return true;
+    const type = typeOf(message);
+    if (type === 'human' || type === 'user') return false;
+    if (isAssistantMessage(message) && (textOf(message).trim() !== '' || hasToolCalls(message))) return false;
+  }
+  return false;
+}

@@ -104,6 +104,30 @@ describe('ChannelManager', () => {
       expect(egress.outcomes).toEqual([true, false]);
     });
 
+    it("tells the egress when the final is the agent's question, and only then", async () => {
+      const question = {
+        event: 'values',
+        data: {
+          messages: [
+            { type: 'human', content: 'deploy it' },
+            { type: 'ai', content: '', tool_calls: [{ name: 'ask_clarification' }] },
+            { type: 'tool', name: 'ask_clarification', content: 'Staging or production?' },
+          ],
+        },
+      } satisfies StreamPart;
+      runtime.scripts.push([question], [values('Deployed to staging.')]);
+      await manager.handle(inbound('deploy it'), signal);
+      await manager.handle(inbound('staging'), signal);
+      expect(egress.finals).toEqual(['Staging or production?', 'Deployed to staging.']);
+      expect(egress.replies.flatMap((r) => r.awaitsAnswer)).toEqual([true, false]);
+    });
+
+    it('hands the message platformData to the egress with the reply target', async () => {
+      runtime.scripts.push([values('ok')]);
+      await manager.handle(inbound('hello', { platformData: { sourcePreview: 'hello' } }), signal);
+      expect(egress.replies[0]?.target.platformData).toEqual({ sourcePreview: 'hello' });
+    });
+
     it('ends a failed run with the error text, keeps streamed text, and releases the dedupe key', async () => {
       runtime.scripts.push([{ event: 'error', data: { error: 'MODEL_FAILED' } }]);
       const message = inbound('hello');

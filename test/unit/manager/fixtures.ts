@@ -20,18 +20,21 @@ export interface RecordedReply {
   finals: string[];
   /** `failed` of each final's outcome; undefined when the manager gave none. */
   failed: (boolean | undefined)[];
+  /** `awaitsAnswer` of each final's outcome. */
+  awaitsAnswer: (boolean | undefined)[];
 }
 
 export class RecordingEgress {
   readonly replies: RecordedReply[] = [];
   reply(target: ReplyTarget): Reply {
-    const record: RecordedReply = { target, updates: [], finals: [], failed: [] };
+    const record: RecordedReply = { target, updates: [], finals: [], failed: [], awaitsAnswer: [] };
     this.replies.push(record);
     return {
       update: (text) => void record.updates.push(text),
       finish: async (text, outcome) => {
         record.finals.push(text);
         record.failed.push(outcome?.failed);
+        record.awaitsAnswer.push(outcome?.awaitsAnswer);
       },
     };
   }

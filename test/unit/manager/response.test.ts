@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractFinalText } from '../../../src/manager/response.js';
+import { endsInClarification, extractFinalText } from '../../../src/manager/response.js';
 
 describe('extractFinalText', () => {
   it('returns the last assistant text of the current turn only', () => {
@@ -72,5 +72,33 @@ describe('extractFinalText', () => {
     expect(extractFinalText(undefined)).toBe('');
     expect(extractFinalText({ messages: 'nope' })).toBe('');
     expect(extractFinalText({ messages: [null, 3, { type: 'ai', content: 'ok' }] })).toBe('ok');
+  });
+});
+
+describe('endsInClarification', () => {
+  const asked = [
+    { type: 'human', content: 'deploy it' },
+    { type: 'ai', content: '', tool_calls: [{ name: 'ask_clarification' }] },
+    { type: 'tool', name: 'ask_clarification', content: 'Which environment?' },
+  ];
+
+  it('is true when the turn ended with the question', () => {
+    expect(endsInClarification({ messages: asked })).toBe(true);
+  });
+
+  it('is false when the agent went on after asking', () => {
+    expect(endsInClarification({ messages: [...asked, { type: 'ai', content: 'Never mind, staging it is.' }] })).toBe(false);
+    expect(endsInClarification({ messages: [...asked, { type: 'ai', content: '', tool_calls: [{ name: 'bash' }] }] })).toBe(false);
+  });
+
+  it("is false when the question belongs to an earlier turn, or a goal loop went on after it", () => {
+    expect(endsInClarification({ messages: [...asked, { type: 'human', content: 'staging' }, { type: 'ai', content: 'Deployed.' }] })).toBe(false);
+    expect(endsInClarification({ messages: [...asked, { type: 'human', content: 'Keep working', additional_kwargs: { hide_from_ui: true } }] })).toBe(false);
+  });
+
+  it('ignores empty assistant messages after the question, and odd input', () => {
+    expect(endsInClarification({ messages: [...asked, { type: 'ai', content: '' }] })).toBe(true);
+    expect(endsInClarification(undefined)).toBe(false);
+    expect(endsInClarification({ messages: 'nope' })).toBe(false);
   });
 });
