@@ -55,6 +55,18 @@ export interface BotMessageView {
   editedAt: number[];
 }
 
+/**
+ * How the chat shows that a chat message was taken on, before any of the reply.
+ * `placeholder`: a bot message answering it (`InboundMessage.replyTo.placeholderId`) that the reply
+ * then edits into its first part.
+ * `message`: a standing bot message answering it, for platforms that cannot edit: it is never
+ * edited or removed, and the reply arrives as new messages after it.
+ * `none`: no message at all (at most a reaction or a typing indicator).
+ * Either message is posted before the message reaches the intake, so no part of the reply can
+ * overtake it.
+ */
+export type Acknowledgement = 'placeholder' | 'message' | 'none';
+
 /** A rate-limit answer the fake gave, or a request that arrived while one was running. */
 export interface RateLimitEvent {
   chatId: string;
@@ -87,6 +99,8 @@ export interface PlatformHarness {
 export interface ChannelContractDescriptor<Config> {
   /** `ChannelAdapter.name` and `InboundMessage.channel`. */
   name: string;
+  /** Tells apart suites of one adapter in different configurations, in the suite's name (e.g. `AI card`). */
+  variant?: string;
   definition: ChannelDefinition<Config>;
   /** Two different people, in the platform's user-id format (as `allowed_users` lists them). */
   userIds: readonly [string, string];
@@ -96,7 +110,7 @@ export interface ChannelContractDescriptor<Config> {
   /** What a person types to bind their chat identity with `code` (Telegram `/start <code>`, others `/connect <code>`). */
   connectCommand(code: string): string;
   /** How a chat message is acknowledged; default: `placeholder` unless `capabilities.streaming` is `none`. */
-  acknowledgement?: 'placeholder' | 'none';
+  acknowledgement?: Acknowledgement;
   /** Starts a fresh fake platform; `allowedUsers` goes into `config` as the allow-list. */
   startPlatform(options: { allowedUsers?: string[] }): Promise<PlatformHarness>;
 }
@@ -136,7 +150,9 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
   const { definition, threadModel } = descriptor;
   const [alice, bob] = descriptor.userIds;
 
-  describe(`${descriptor.name} channel contract`, () => {
+  const suiteName = descriptor.variant === undefined ? descriptor.name : `${descriptor.name} (${descriptor.variant})`;
+
+  describe(`${suiteName} channel contract`, () => {
     const cleanups: (() => Promise<void>)[] = [];
     afterEach(async () => {
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -156,7 +172,7 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       return { platform, adapter, intake };
     }
 
-    function acknowledgementOf(adapter: ChannelAdapter): 'placeholder' | 'none' {
+    function acknowledgementOf(adapter: ChannelAdapter): Acknowledgement {
       return descriptor.acknowledgement ?? (adapter.capabilities.streaming === 'none' ? 'none' : 'placeholder');
     }
 
@@ -197,15 +213,25 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       expect(second.inbound).toMatchObject({ chatId: inbound.chatId, userId: alice, workspaceId: inbound.workspaceId });
       expect(second.inbound.messageId).not.toBe(inbound.messageId);
       const acks = started.platform.botMessages(sent.chatId);
-      if (acknowledgementOf(started.adapter) === 'none') {
+      const acknowledgement = acknowledgementOf(started.adapter);
+      if (acknowledgement === 'none') {
         expect(inbound.replyTo.placeholderId).toBeUndefined();
         expect(acks).toEqual([]);
         return;
       }
-      expect(acks.map((m) => [m.messageId, m.replyTo])).toEqual([
-        [inbound.replyTo.placeholderId, sent.messageId],
-        [second.inbound.replyTo.placeholderId, second.sent.messageId],
-      ]);
+      if (acknowledgement === 'message') {
+        // A standing acknowledgement is never edited, so it must not be handed over as the reply's placeholder.
+        expect([inbound, second.inbound].map((m) => m.replyTo.placeholderId)).toEqual([undefined, undefined]);
+        expect(acks.map((m) => [m.replyTo, m.history.length])).toEqual([
+          [sent.messageId, 1],
+          [second.sent.messageId, 1],
+        ]);
+      } else {
+        expect(acks.map((m) => [m.messageId, m.replyTo])).toEqual([
+          [inbound.replyTo.placeholderId, sent.messageId],
+          [second.inbound.replyTo.placeholderId, second.sent.messageId],
+        ]);
+      }
       expect(acks.every((m) => m.text.trim().length > 0)).toBe(true);
     });
 
@@ -296,26 +322,47 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       expect(strayAnswers(started, kept.sent.chatId, kept.sent.messageId)).toEqual([]);
     });
 
-    /** A running adapter with a private-chat message acknowledged, and a reply to it. */
+    /**
+     * A running adapter with a private-chat message acknowledged, and a reply to it.
+     * `answers()` are the bot messages the reply may have written: all but a standing
+     * acknowledgement, which `expectAcknowledgementStanding()` checks is still as it was posted.
+     */
     async function replying() {
       const started = await startChannel();
+      const { platform, adapter } = started;
       const { sent, inbound } = await sendAndCommit(started, { chat: 'private', text: 'a question', userId: alice });
-      return { ...started, chatId: sent.chatId, reply: started.adapter.egress.reply(targetOf(inbound)) };
+      const chatId = sent.chatId;
+      const hasStandingAcknowledgement = acknowledgementOf(adapter) === 'message';
+      // Ids and texts only: a view may share its history array with the fake, so a kept view would follow a later edit.
+      const acknowledgements = hasStandingAcknowledgement ? platform.botMessages(chatId).map((m) => ({ messageId: m.messageId, text: m.text })) : [];
+      if (hasStandingAcknowledgement) expect(acknowledgements).toHaveLength(1);
+      const isAcknowledgement = (m: BotMessageView) => acknowledgements.some((ack) => ack.messageId === m.messageId);
+      return {
+        ...started,
+        chatId,
+        reply: adapter.egress.reply(targetOf(inbound)),
+        answers: () => platform.botMessages(chatId).filter((m) => !isAcknowledgement(m)),
+        expectAcknowledgementStanding: () => {
+          const now = platform.botMessages(chatId).filter(isAcknowledgement);
+          expect(now.map((m) => [m.messageId, m.history])).toEqual(acknowledgements.map((ack) => [ack.messageId, [ack.text]]));
+        },
+      };
     }
 
     it('splits a final of 2.5 × maxMessageChars into messages within the limit, in order', async () => {
-      const { platform, adapter, chatId, reply } = await replying();
+      const { adapter, reply, answers, expectAcknowledgementStanding } = await replying();
       const { maxMessageChars } = adapter.capabilities;
       const text = unrepeatedText(Math.floor(2.5 * maxMessageChars));
       await reply.finish(text);
-      const messages = platform.botMessages(chatId).map((m) => m.text);
+      const messages = answers().map((m) => m.text);
       expect(messages).toHaveLength(Math.ceil(2.5));
       expect(messages.filter((m) => m.length > maxMessageChars)).toEqual([]);
       expect(messages.join('')).toBe(text);
+      expectAcknowledgementStanding();
     });
 
     it('streams as capabilities.streaming says, never editing faster than minEditIntervalMs', async () => {
-      const { platform, adapter, chatId, reply } = await replying();
+      const { platform, adapter, chatId, reply, answers, expectAcknowledgementStanding } = await replying();
       const updates = ['Thinking', 'Thinking harder', 'Thinking harder still'];
       const final = 'Done.';
       for (const text of updates) reply.update(text);
@@ -326,10 +373,12 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
         await platform.waitFor(() => platform.botMessages(chatId).some((m) => m.text === updates[2]), timeoutMs);
       }
       await reply.finish(final);
-      const messages = platform.botMessages(chatId);
+      expectAcknowledgementStanding();
+      const messages = answers();
       expect(messages).toHaveLength(1);
       const [message] = messages as [BotMessageView];
       if (!isStreaming) {
+        // Partials are not shown: the final is the message's only text.
         expect(message.history).toEqual([final]);
         return;
       }
@@ -344,8 +393,9 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
     });
 
     it('waits out a rate limit on the reply: partials may be dropped, the final still arrives', async () => {
-      const { platform, adapter, chatId, reply } = await replying();
+      const { platform, adapter, chatId, reply, answers, expectAcknowledgementStanding } = await replying();
       const retryAfterMs = Math.max(2000, 2 * descriptor.minEditIntervalMs);
+      // The reply's first request is an edit only when it streams into a placeholder; otherwise it posts a message.
       const isEditing = adapter.capabilities.streaming !== 'none' && acknowledgementOf(adapter) === 'placeholder';
       platform.injectRateLimit(isEditing ? 'edit' : 'send', retryAfterMs);
       reply.update('partial one');
@@ -359,7 +409,8 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       reply.update('partial two');
       await (finishing ?? reply.finish('final answer'));
       expect(limited?.chatId).toBe(chatId);
-      const messages = platform.botMessages(chatId);
+      expectAcknowledgementStanding();
+      const messages = answers();
       expect(messages.map((m) => m.text)).toEqual(['final answer']);
       const limitedAt = limited?.at ?? 0;
       const early = timeline(messages[0] as BotMessageView).filter((t) => t.at > limitedAt && t.at < limitedAt + retryAfterMs);

@@ -5,15 +5,18 @@ import { channelContract, type PlatformHarness } from './channel-contract.js';
 const CARD_TEMPLATE = 'fake-card-template.schema';
 
 /**
- * FakeDingTalk in the contract's words, in card mode (`card_template_id` set): the
- * acknowledgement is an AI card that the reply streams into, so "edit" is `PUT /v1.0/card/streaming`.
- * A P2P chat's id is the user's staff id; the group is one conversation. DingTalk never delivers
- * the robot's own messages or other robots' to a robot, so the fake delivers a self echo (our
- * bot's sender id, which ingress must drop) and does not deliver the other bot's.
- * Without a template the contract's streaming case cannot hold (the "⏳" text and the final are two
- * messages on a platform without edits); that mode is covered by the integration tests.
+ * FakeDingTalk in the contract's words. A P2P chat's id is the user's staff id; the group is one
+ * conversation. DingTalk never delivers the robot's own messages or other robots' to a robot, so
+ * the fake delivers a self echo (our bot's sender id, which ingress must drop) and does not
+ * deliver the other bot's.
+ *
+ * With cards (`card_template_id` set) the acknowledgement is an AI card that the reply streams
+ * into, so "send" is `createAndDeliver` and "edit" is `PUT /v1.0/card/streaming`.
+ * Without cards DingTalk cannot edit anything: the acknowledgement is a standing "⏳" text and the
+ * final arrives as new markdown messages, all through the message's session webhook, which stays
+ * valid for the fake's whole run (so the robot API fallback is never taken here).
  */
-async function startFakeDingTalk(options: { allowedUsers?: string[] }): Promise<PlatformHarness> {
+async function startFakeDingTalk(options: { allowedUsers?: string[]; hasCards: boolean }): Promise<PlatformHarness> {
   const fake = new FakeDingTalk();
   await fake.start();
   let otherBotMessages = 0;
@@ -23,7 +26,7 @@ async function startFakeDingTalk(options: { allowedUsers?: string[] }): Promise<
       client_id: fake.clientId,
       client_secret: fake.clientSecret,
       api_url: fake.apiUrl,
-      card_template_id: CARD_TEMPLATE,
+      ...(options.hasCards ? { card_template_id: CARD_TEMPLATE } : {}),
       allowed_users: options.allowedUsers ?? [],
     },
     sendUserMessage: async (input) => {
@@ -48,30 +51,33 @@ async function startFakeDingTalk(options: { allowedUsers?: string[] }): Promise<
       })),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
-      const path = method === 'edit' ? '/v1.0/card/streaming' : '/v1.0/card/instances/createAndDeliver';
-      fake.failNext(path, { kind: 'rate-limit', retryAfterSeconds: Math.ceil(retryAfterMs / 1000) });
+      fake.failNext(rateLimitedPath(method, options.hasCards), { kind: 'rate-limit', retryAfterSeconds: Math.ceil(retryAfterMs / 1000) });
     },
-    rateLimitsServed: () =>
-      fake.calls
-        .filter((call) => call.status === 429)
-        .map((call) => ({ chatId: chatOfCall(fake, call.path, call.body), at: call.at })),
+    rateLimitsServed: () => fake.calls.filter((call) => call.status === 429).map((call) => ({ chatId: call.chatId ?? '', at: call.at })),
     rateLimitViolations: () => fake.rateLimitViolations,
     stop: () => fake.stop(),
   };
 }
 
-function chatOfCall(fake: FakeDingTalk, path: string, body: Record<string, unknown>): string {
-  if (path === '/v1.0/card/streaming') return fake.chats.find(String(body.outTrackId))?.chatId ?? '';
-  return String(body.openSpaceId ?? '').replace(/^dtv1\.card\/\/IM_(ROBOT|GROUP)\./, '');
+/** The path a reply's first `method` request goes to. */
+function rateLimitedPath(method: 'send' | 'edit', hasCards: boolean): string {
+  if (hasCards) return method === 'edit' ? '/v1.0/card/streaming' : '/v1.0/card/instances/createAndDeliver';
+  if (method === 'edit') throw new Error('DingTalk without cards edits no messages');
+  return '/robot/sendBySession';
 }
 
-channelContract({
-  name: 'dingtalk',
-  definition: dingtalkChannel,
-  userIds: ['staffalice01', 'staffbob0002'],
-  connectCommand: (code) => `/connect ${code}`,
-  threadModel: { private: 'per-chat', group: 'per-chat' },
-  // At most one non-final card update per 800 ms per card (platform-limits §5.1).
-  minEditIntervalMs: 800,
-  startPlatform: ({ allowedUsers }) => startFakeDingTalk(allowedUsers === undefined ? {} : { allowedUsers }),
-});
+for (const hasCards of [true, false]) {
+  channelContract({
+    name: 'dingtalk',
+    variant: hasCards ? 'AI card' : 'no card',
+    definition: dingtalkChannel,
+    userIds: ['staffalice01', 'staffbob0002'],
+    connectCommand: (code) => `/connect ${code}`,
+    threadModel: { private: 'per-chat', group: 'per-chat' },
+    // At most one non-final card update per 800 ms per card (platform-limits §5.1).
+    minEditIntervalMs: 800,
+    // With cards the default (`placeholder`) holds; without, `streaming: 'none'` would default to `none`.
+    ...(hasCards ? {} : { acknowledgement: 'message' as const }),
+    startPlatform: ({ allowedUsers }) => startFakeDingTalk({ ...(allowedUsers === undefined ? {} : { allowedUsers }), hasCards }),
+  });
+}

@@ -19,7 +19,8 @@ export type { Delivered, Fault, FakeDingTalkOptions, RecordedCall, UserMessageIn
  *   `GET /gettoken`), robot sends, AI cards (createAndDeliver, `PUT /v1.0/card/streaming`), file
  *   download and upload. Tokens expire; `expireTokens()` makes every issued one invalid.
  * - Session webhooks `POST /robot/sendBySession?session=<msgId>`, valid until their expiry.
- * Every HTTP call is recorded with its arrival time; faults are injected per path.
+ * Every HTTP call is recorded with its arrival time and the chat it writes into; faults are
+ * injected per path, and a rate limit blocks the chat of the call it answered.
  */
 
 interface PendingCallback {
@@ -298,7 +299,16 @@ export class FakeDingTalk {
     const raw = await readBody(req);
     const body = await parseBody(raw, req.headers['content-type']);
     const token = req.headers['x-acs-dingtalk-access-token'];
-    const call: RecordedCall = { method: req.method ?? 'GET', path: url.pathname, body, at: Date.now(), status: 200, ...(typeof token === 'string' ? { token } : {}) };
+    const chatId = this.chatOf(url.pathname, body, url);
+    const call: RecordedCall = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      body,
+      at: Date.now(),
+      status: 200,
+      ...(typeof token === 'string' ? { token } : {}),
+      ...(chatId === undefined ? {} : { chatId }),
+    };
     this.calls.push(call);
     const answer = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       call.status = status;
@@ -315,7 +325,7 @@ export class FakeDingTalk {
       this.notify();
       return;
     }
-    const handled = this.auth(url, call, answer) ?? this.fault(url.pathname, call, answer);
+    const handled = this.auth(url, call, answer) ?? this.fault(call, answer);
     if (handled) return;
     this.handle(url, call, answer);
   }
@@ -347,12 +357,11 @@ export class FakeDingTalk {
     return undefined;
   }
 
-  private fault(path: string, call: RecordedCall, answer: Answer): true | undefined {
-    const fault = this.faults.get(path)?.shift();
+  private fault(call: RecordedCall, answer: Answer): true | undefined {
+    const fault = this.faults.get(call.path)?.shift();
     if (fault === undefined) return undefined;
     if (fault.kind === 'rate-limit') {
-      const chatId = this.chatOf(path, call.body);
-      if (chatId !== undefined) this.blockedUntil.set(chatId, Date.now() + fault.retryAfterSeconds * 1000);
+      if (call.chatId !== undefined) this.blockedUntil.set(call.chatId, Date.now() + fault.retryAfterSeconds * 1000);
       return answer(429, { code: 'Throttling.Api', message: 'qps limit' }, { 'retry-after': String(fault.retryAfterSeconds) });
     }
     if (fault.kind === 'business') return answer(fault.status ?? 400, { code: fault.code, message: 'business error' });
@@ -360,8 +369,7 @@ export class FakeDingTalk {
   }
 
   private handle(url: URL, call: RecordedCall, answer: Answer): true {
-    const { body, at } = call;
-    const chatId = this.chatOf(url.pathname, body, url);
+    const { body, at, chatId } = call;
     if (chatId !== undefined && (this.blockedUntil.get(chatId) ?? 0) > at) this.rateLimitViolations.push({ chatId, at });
     switch (url.pathname) {
       case '/robot/sendBySession': {
@@ -428,12 +436,12 @@ export class FakeDingTalk {
   }
 
   /** The chat (adapter's chat id) a request writes into. */
-  private chatOf(path: string, body: Record<string, unknown>, url?: URL): string | undefined {
+  private chatOf(path: string, body: Record<string, unknown>, url: URL): string | undefined {
     if (path === '/v1.0/robot/oToMessages/batchSend') return (body.userIds as string[] | undefined)?.[0];
     if (path === '/v1.0/robot/groupMessages/send') return body.openConversationId as string | undefined;
     if (path === '/v1.0/card/instances/createAndDeliver') return String(body.openSpaceId ?? '').replace(/^dtv1\.card\/\/IM_(ROBOT|GROUP)\./, '') || undefined;
     if (path === '/v1.0/card/streaming') return this.chats.find(String(body.outTrackId ?? ''))?.chatId;
-    if (path === '/robot/sendBySession' && url) return this.sessions.get(url.searchParams.get('session') ?? '')?.chatId;
+    if (path === '/robot/sendBySession') return this.sessions.get(url.searchParams.get('session') ?? '')?.chatId;
     return undefined;
   }
 

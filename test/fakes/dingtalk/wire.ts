@@ -12,6 +12,8 @@ export interface RecordedCall {
   code?: string;
   /** `x-acs-dingtalk-access-token`, when sent. */
   token?: string;
+  /** The chat (the adapter's chat id) the request writes into, when it writes into one. */
+  chatId?: string;
 }
 
 export type Fault =
