@@ -6,6 +6,8 @@ import type { Logger } from '../../src/logger.js';
 import type { FeishuApi } from './api.js';
 import type { CardRegistry } from './cards.js';
 import { FEISHU_LIMITS } from './limits.js';
+import { withSourcePreview } from './render.js';
+import type { GroupTopics } from './topics.js';
 
 /** Reactions on the person's message (emoji_type, https://open.feishu.cn/document/server-docs/im-v1/message-reaction/emojis-introduce). */
 export const FEISHU_REACTIONS = { received: 'OK', succeeded: 'DONE' } as const;
@@ -48,6 +50,8 @@ export interface FeishuEgressOptions {
   pacer: ChatPacer;
   /** Running cards that are CardKit entities: those stream by element content, others by PATCH. */
   cards: CardRegistry;
+  /** Told when a group reply is the agent's question, so the person's next message answers it. */
+  topics: GroupTopics;
   logger: Logger;
   now: () => number;
 }
@@ -59,6 +63,8 @@ export interface FeishuEgressOptions {
  * edits (Feishu caps those at 20). The final is split into cards of at most 6000 characters; when
  * the last update fails it is posted as a new reply card instead. A rate-limit answer blocks the chat for
  * `x-ogw-ratelimit-reset`. The `DONE` reaction marks the person's message when the run succeeded.
+ * In a group topic the first card quotes the message it answers (`sourcePreview`); a delivered
+ * group question makes the person's next plain message its answer (`GroupTopics`).
  */
 export function createFeishuEgress(options: FeishuEgressOptions): ChannelEgress {
   return {
@@ -84,6 +90,11 @@ export function createFeishuEgress(options: FeishuEgressOptions): ChannelEgress 
         async finish(text, outcome) {
           try {
             await inner.finish(text);
+            // Recorded as soon as the question shows: the person may answer right away.
+            const asker = target.recipient?.userId;
+            if (outcome?.awaitsAnswer === true && !target.isPrivateChat && target.topicId !== undefined && asker !== undefined) {
+              await options.topics.awaitAnswer(target.chatId, asker, target.topicId);
+            }
           } finally {
             if (placeholderId !== undefined) await closeStream(options, placeholderId, stream);
           }
@@ -120,6 +131,10 @@ async function closeStream(options: FeishuEgressOptions, placeholderId: string, 
 export function feishuCardPrimitives(options: FeishuEgressOptions, target: ReplyTarget, stream: CardStream): EditPrimitives {
   const { api, gate, pacer, now } = options;
   const chatId = target.chatId;
+  const preview = typeof target.platformData?.sourcePreview === 'string' ? target.platformData.sourcePreview : undefined;
+  // Cards answering the person's message (the running card, or a card replacing it) carry the
+  // preview; the further cards of a long answer continue one another and do not.
+  const previewCards = new Set(target.replyTo.placeholderId === undefined ? [] : [target.replyTo.placeholderId]);
   const onLimit = (error: unknown): never => {
     if (error instanceof ChannelError && error.retryAfterMs !== undefined) gate.block(chatId, error.retryAfterMs);
     throw error;
@@ -136,13 +151,18 @@ export function feishuCardPrimitives(options: FeishuEgressOptions, target: Reply
     async send(text, replyToMessageId) {
       await admit(true);
       const parent = replyToMessageId ?? target.replyTo.messageId;
-      return (parent === undefined ? api.createCard(chatId, text) : api.replyCard(parent, text)).catch(onLimit);
+      const answersPerson = parent === target.replyTo.messageId;
+      const markdown = answersPerson ? withSourcePreview(text, preview) : text;
+      const messageId = await (parent === undefined ? api.createCard(chatId, markdown) : api.replyCard(parent, markdown)).catch(onLimit);
+      if (answersPerson) previewCards.add(messageId);
+      return messageId;
     },
     async edit(messageId, text) {
       // Patches count per message (5 QPS each), not per chat; the reply spaces its own.
       await admit(false);
       const cardId = await options.cards.lookup(messageId);
-      await (cardId === undefined ? api.patchCard(messageId, text) : api.streamCardContent(cardId, text, ++stream.sequence)).catch(onLimit);
+      const markdown = previewCards.has(messageId) ? withSourcePreview(text, preview) : text;
+      await (cardId === undefined ? api.patchCard(messageId, markdown) : api.streamCardContent(cardId, markdown, ++stream.sequence)).catch(onLimit);
     },
   };
 }

@@ -8,6 +8,7 @@ import { ChatPacer, createFeishuEgress } from './egress.js';
 import { createFeishuFiles } from './files.js';
 import { FeishuIngress } from './ingress.js';
 import { FEISHU_LIMITS } from './limits.js';
+import { GroupTopics } from './topics.js';
 import { createFeishuRoutes } from './webhook/routes.js';
 
 export type { FeishuConfig } from './config.js';
@@ -46,6 +47,7 @@ export function createFeishuChannel(config: FeishuConfig, deps: ChannelDeps): Ch
   const api = new FeishuApi({ appId, appSecret, domain: config.domain, logger });
   const cards = new CardRegistry(deps.state, logger);
   const pacer = new ChatPacer(FEISHU_LIMITS.sendsPerChatPerSecond, 1000, deps.now);
+  const topics = new GroupTopics(deps.state, logger, deps.now);
   const ingress = new FeishuIngress({
     api,
     deps: { ...deps, logger },
@@ -56,13 +58,14 @@ export function createFeishuChannel(config: FeishuConfig, deps: ChannelDeps): Ch
     allowedUsers: config.allowed_users,
     runningText: config.running_text,
     pacer,
+    topics,
     ...(config.cardkit ? { cards } : {}),
   });
   return {
     name: 'feishu',
     displayName: 'Feishu',
     capabilities: FEISHU_CAPABILITIES,
-    egress: createFeishuEgress({ api, gate: new InProcessRateGate({ now: deps.now }), pacer, cards, logger, now: deps.now }),
+    egress: createFeishuEgress({ api, gate: new InProcessRateGate({ now: deps.now }), pacer, cards, topics, logger, now: deps.now }),
     files: createFeishuFiles({ api, pacer, logger }),
     start: () => ingress.start(),
     stop: () => ingress.stop(),

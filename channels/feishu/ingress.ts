@@ -9,6 +9,8 @@ import type { CardRegistry } from './cards.js';
 import { type ChatPacer, FEISHU_REACTIONS } from './egress.js';
 import { encodeFileRef } from './files.js';
 import { type FeishuMention, parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
+import { sourcePreview, withSourcePreview } from './render.js';
+import type { GroupTopics } from './topics.js';
 
 /** `im.message.receive_v1` as the EventDispatcher hands it over (flattened schema 2.0). */
 export interface FeishuMessageEvent {
@@ -41,6 +43,8 @@ export interface FeishuIngressOptions {
   pacer: ChatPacer;
   /** Where CardKit running cards are remembered; absent = running cards are plain interactive cards. */
   cards?: CardRegistry;
+  /** Group conversations Feishu's reply chain would split (answers to the agent's questions). */
+  topics: GroupTopics;
   /** How long `stop()` lets acknowledgements in flight finish; default 4000 ms. */
   stopTimeoutMs?: number;
 }
@@ -49,13 +53,18 @@ export interface FeishuIngressOptions {
 export type MessageDecision =
   | { kind: 'drop'; reason: string }
   | { kind: 'connect'; code: string; messageId: string; chatId: string; userId: string }
-  | { kind: 'inbound'; message: Omit<InboundMessage, 'replyTo' | 'receivedAt'> };
+  | { kind: 'inbound'; message: PendingInbound };
+
+/** An inbound message before its acknowledgement. */
+type PendingInbound = Omit<InboundMessage, 'replyTo' | 'receivedAt'>;
 
 /**
  * Decides what to do with one event (reference §6.4, §5.3): people only; text/post/image/file,
  * non-empty; `/connect <code>` before `allowed_users`; p2p chats are one conversation, group
  * messages start one per root message (replies in a topic, including replies to the bot's cards,
- * carry the root's id and continue it). Leading mentions are stripped to classify commands.
+ * carry the root's id and continue it; {@link GroupTopics} refines this with what it remembers).
+ * Leading mentions are stripped to classify commands. A message inside a topic carries a short
+ * preview of itself for the answer card, which shows what it answers.
  */
 export function decideMessage(
   event: FeishuMessageEvent,
@@ -76,6 +85,8 @@ export function decideMessage(
   if (code !== undefined) return { kind: 'connect', code, messageId: message.message_id, chatId: message.chat_id, userId };
   if (context.allowedUsers.size > 0 && !context.allowedUsers.has(userId)) return { kind: 'drop', reason: 'not in allowed_users' };
   const isPrivateChat = message.chat_type === 'p2p';
+  const isInTopic = Boolean(message.root_id || message.parent_id || message.thread_id);
+  const preview = isPrivateChat || !isInTopic ? '' : sourcePreview(text);
   const topicId = isPrivateChat ? undefined : (message.root_id || message.thread_id || message.message_id);
   const files: InboundFile[] = parsed.files.map((file) => ({
     name: file.name,
@@ -101,6 +112,7 @@ export function decideMessage(
         ...(message.root_id ? { rootId: message.root_id } : {}),
         ...(message.parent_id ? { parentId: message.parent_id } : {}),
         ...(message.thread_id ? { threadId: message.thread_id } : {}),
+        ...(preview === '' ? {} : { sourcePreview: preview }),
       },
     },
   };
@@ -240,7 +252,7 @@ export class FeishuIngress {
         isDone = true;
         return;
       }
-      isDone = await this.admit(decision.message);
+      isDone = await this.admit(await this.placeInConversation(decision.message));
     } finally {
       await (isDone ? deps.deliveries.finish(claimKey, {}) : deps.deliveries.fail(claimKey)).catch((error: unknown) => {
         this.logger.warn({ err: describeError(error) }, 'Feishu delivery claim not recorded');
@@ -248,15 +260,47 @@ export class FeishuIngress {
     }
   }
 
+  /** A group message's conversation, as {@link GroupTopics} chooses it (after the claim: choosing may use up a pending question). */
+  private async placeInConversation(pending: PendingInbound): Promise<PendingInbound> {
+    if (pending.isPrivateChat) return pending;
+    const ids = pending.platformData ?? {};
+    const choice = await this.options.topics.choose({
+      chatId: pending.chatId,
+      userId: pending.userId,
+      messageId: pending.messageId as string,
+      ...(typeof ids.rootId === 'string' ? { rootId: ids.rootId } : {}),
+      ...(typeof ids.parentId === 'string' ? { parentId: ids.parentId } : {}),
+      ...(typeof ids.threadId === 'string' ? { threadId: ids.threadId } : {}),
+      isCommand: pending.kind === 'command',
+    });
+    return {
+      ...pending,
+      topicId: choice.topicId,
+      ...(choice.answersQuestion ? { platformData: { ...ids, answersQuestion: true } } : {}),
+    };
+  }
+
   /**
-   * The running card: a CardKit streaming card when enabled (falling back, e.g. without the
-   * `cardkit:card:write` scope, to a plain interactive card). Resolves with its message id.
+   * The running card, replying to the person's message: a CardKit streaming card when enabled
+   * (falling back, e.g. without the `cardkit:card:write` scope, to a plain interactive card).
+   * Only the reply counts against the chat's 5 sends a second; creating the card entity does not.
+   * Resolves with the card message's id.
    */
-  private async postRunningCard(messageId: string): Promise<string> {
-    const { api, cards, runningText } = this.options;
-    if (cards !== undefined) {
+  private async postRunningCard(pending: PendingInbound): Promise<string> {
+    const { api, cards, pacer } = this.options;
+    const messageId = pending.messageId as string;
+    const preview = pending.platformData?.sourcePreview;
+    const runningText = withSourcePreview(this.options.runningText, typeof preview === 'string' ? preview : undefined);
+    const cardId =
+      cards === undefined
+        ? undefined
+        : await api.createStreamingCard(runningText).catch((error: unknown) => {
+            this.logger.info({ err: describeError(error) }, 'Feishu CardKit card not created; using an interactive card');
+            return undefined;
+          });
+    await pacer.take(pending.chatId);
+    if (cards !== undefined && cardId !== undefined) {
       try {
-        const cardId = await api.createStreamingCard(runningText);
         const cardMessageId = await api.replyCardEntity(messageId, cardId);
         cards.remember(cardMessageId, cardId);
         return cardMessageId;
@@ -268,7 +312,7 @@ export class FeishuIngress {
   }
 
   /** Reserve, acknowledge (OK reaction + running card), commit. False when the intake refused. */
-  private async admit(pending: Omit<InboundMessage, 'replyTo' | 'receivedAt'>): Promise<boolean> {
+  private async admit(pending: PendingInbound): Promise<boolean> {
     const { deps, api } = this.options;
     let reservation: InboundReservation;
     try {
@@ -283,10 +327,7 @@ export class FeishuIngress {
         api.addReaction(messageId, FEISHU_REACTIONS.received).catch((error: unknown) => {
           this.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
         }),
-        this.options.pacer
-          .take(pending.chatId)
-          .then(() => this.postRunningCard(messageId))
-          .catch((error: unknown) => {
+        this.postRunningCard(pending).catch((error: unknown) => {
           this.logger.warn({ err: describeError(error) }, 'Feishu running card not sent');
           return undefined;
         }),

@@ -74,8 +74,25 @@ channels:
     const card = await finalIn(GROUP, question.messageId, 'The summary.');
     expect(model.requests.at(-1)?.messages.map((m) => m.content)).toContain('summarise please');
     const followUp = feishu.sendUserMessage({ chatId: GROUP, chatType: 'group', openId, text: 'and then?', mentionsBot: true, parentId: card.messageId });
-    await feishu.waitFor(() => feishu.botMessages(GROUP).find((m) => m.replyTo === followUp.messageId && m.text.includes('and then?')));
+    // The answer inside the topic quotes the message it answers.
+    await finalIn(GROUP, followUp.messageId, '> and then?\n\nEcho: and then?');
     // Same conversation: the model saw the first question again.
     expect(model.requests.at(-1)?.messages.map((m) => m.content)).toContain('summarise please');
+  });
+
+  it("takes a plain group message as the answer to the agent's question, in the same conversation", async () => {
+    const { openId } = freshUser();
+    const question = 'Which environment should I deploy to?';
+    model.enqueue({ toolCalls: [{ name: 'ask_clarification', args: { question, clarification_type: 'missing_info' } }] }, { text: 'Deploying to staging.' });
+    const ask = feishu.sendUserMessage({ chatId: GROUP, chatType: 'group', openId, text: 'deploy the app', mentionsBot: true });
+    await feishu.waitFor(() => feishu.botMessages(GROUP).find((m) => m.replyTo === ask.messageId && m.text.startsWith(question)), 15_000);
+    // The person answers once the reply is complete (DONE); the question is remembered before that.
+    await feishu.waitFor(() => feishu.reactions.some((r) => r.messageId === ask.messageId && r.emoji === 'DONE'));
+    // Not a reply to the card: a new top-level message, which would otherwise start a new conversation.
+    const answer = feishu.sendUserMessage({ chatId: GROUP, chatType: 'group', openId, text: 'staging', mentionsBot: true });
+    await finalIn(GROUP, answer.messageId, 'Deploying to staging.');
+    const contents = model.requests.at(-1)?.messages.map((m) => m.content) ?? [];
+    expect(contents).toContain('deploy the app');
+    expect(contents.at(-1)).toBe('staging');
   });
 });

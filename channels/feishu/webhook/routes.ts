@@ -28,7 +28,7 @@ const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'invalid Feishu callback' 
  * `POST /` (mounted at `/api/webhooks/feishu`): event callbacks. The raw body is kept for the
  * signature; a missing or bad signature, a timestamp outside ±5 min, a body that does not decrypt
  * or a wrong verification token gets 401 and runs nothing. `url_verification` is answered with
- * its challenge. `im.message.receive_v1` is answered 200 at once and handed to ingress (which
+ * its challenge (also unsigned, when it decrypts under the encrypt key: see `verify.ts`). `im.message.receive_v1` is answered 200 at once and handed to ingress (which
  * drops replayed event ids); other event types are answered 200 and ignored. 503 while stopped.
  */
 export function createFeishuRoutes(options: FeishuRoutesOptions): FastifyPluginAsync {

@@ -29,8 +29,23 @@ async function startFeishu(options: { isStarted?: boolean; appSecret?: string } 
   return { fake, intake, adapter };
 }
 
+/** What the manager hands the egress for `message`. */
 function targetOf(message: InboundMessage): ReplyTarget {
-  return { chatId: message.chatId, isPrivateChat: message.isPrivateChat, replyTo: message.replyTo, ...(message.topicId === undefined ? {} : { topicId: message.topicId }) };
+  return {
+    chatId: message.chatId,
+    isPrivateChat: message.isPrivateChat,
+    replyTo: message.replyTo,
+    recipient: { userId: message.userId },
+    ...(message.topicId === undefined ? {} : { topicId: message.topicId }),
+    ...(message.platformData === undefined ? {} : { platformData: message.platformData }),
+  };
+}
+
+/** A group message that reached the intake. */
+async function groupMessage(started: Awaited<ReturnType<typeof startFeishu>>, input: { openId: string; text: string; parentId?: string }) {
+  const sent = started.fake.sendUserMessage({ chatId: GROUP, chatType: 'group', mentionsBot: true, ...input });
+  await started.intake.waitUntil(() => started.intake.committed.some((m) => m.messageId === sent.messageId));
+  return started.intake.committed.find((m) => m.messageId === sent.messageId) as InboundMessage;
 }
 
 async function sendAndCommit(started: Awaited<ReturnType<typeof startFeishu>>, text: string) {
@@ -179,4 +194,50 @@ describe('feishu replies', () => {
     await intake.waitUntil(() => intake.committed.some((m) => m.messageId === again.messageId), 10_000);
     expect(intake.committed.filter((m) => m.messageId === again.messageId)).toHaveLength(1);
   }, 30_000);
+});
+
+describe('feishu group conversations', () => {
+  const BOB = 'ou_bob0000000000000000000000000002';
+
+  it("takes the asker's next plain group message as the answer to the agent's question, once", async () => {
+    const started = await startFeishu();
+    const asked = await groupMessage(started, { openId: ALICE, text: 'deploy it' });
+    await started.adapter.egress.reply(targetOf(asked)).finish('Staging or production?', { failed: false, awaitsAnswer: true });
+    const bobsMessage = await groupMessage(started, { openId: BOB, text: 'unrelated' });
+    const answer = await groupMessage(started, { openId: ALICE, text: 'staging' });
+    const next = await groupMessage(started, { openId: ALICE, text: 'a new subject' });
+    expect([bobsMessage.topicId, answer.topicId, next.topicId]).toEqual([bobsMessage.messageId, asked.topicId, next.messageId]);
+    expect(answer.platformData).toMatchObject({ answersQuestion: true });
+    // The answer's card replies to the answer; a reply to that card stays in the conversation.
+    await started.adapter.egress.reply(targetOf(answer)).finish('Deploying to staging.', { failed: false });
+    const card = started.fake.botMessages(GROUP).find((m) => m.replyTo === answer.messageId && m.text === 'Deploying to staging.');
+    const followUp = await groupMessage(started, { openId: BOB, text: 'done yet?', parentId: card?.messageId as string });
+    expect(followUp.topicId).toBe(asked.topicId);
+  });
+
+  it('does not wait for an answer when the question was not delivered, or was asked in a p2p chat', async () => {
+    const started = await startFeishu();
+    const asked = await groupMessage(started, { openId: ALICE, text: 'deploy it' });
+    // The card update fails, then the new card replacing it: the question never showed.
+    started.fake.failNext('patch', { kind: 'business', code: 230002 });
+    started.fake.failNext('send', { kind: 'business', code: 230002 });
+    await expect(started.adapter.egress.reply(targetOf(asked)).finish('Staging or production?', { failed: false, awaitsAnswer: true })).rejects.toThrow();
+    const later = await groupMessage(started, { openId: ALICE, text: 'staging' });
+    expect(later.topicId).toBe(later.messageId);
+  });
+
+  it('quotes the message it answers at the top of the card, inside a group topic only', async () => {
+    const started = await startFeishu();
+    const root = await groupMessage(started, { openId: ALICE, text: 'first question' });
+    await started.adapter.egress.reply(targetOf(root)).finish('First answer.', { failed: false });
+    const rootCard = started.fake.botMessages(GROUP).find((m) => m.replyTo === root.messageId);
+    expect(rootCard?.text).toBe('First answer.');
+    const inTopic = await groupMessage(started, { openId: BOB, text: 'line one\nline two\nline three\nline four', parentId: rootCard?.messageId as string });
+    const runningCard = started.fake.botMessages(GROUP).find((m) => m.replyTo === inTopic.messageId);
+    expect(runningCard?.text).toMatch(/^> line one\n> line two\n> line three\n\n/);
+    const reply = started.adapter.egress.reply(targetOf(inTopic));
+    reply.update('Partial');
+    await reply.finish('Second answer.', { failed: false });
+    expect(started.fake.botMessages(GROUP).find((m) => m.replyTo === inTopic.messageId)?.text).toBe('> line one\n> line two\n> line three\n\nSecond answer.');
+  });
 });

@@ -35,4 +35,15 @@ describe('verifyFeishuCallback', () => {
     expect(verify(signed, { token: 'other' })).toEqual({ isValid: false, reason: 'bad token' });
     expect(verify({ body: signed.body, headers: {} })).toEqual({ isValid: false, reason: 'missing headers' });
   });
+
+  it('answers an unsigned url_verification only when it decrypts under the encrypt key', () => {
+    const challenge = { type: 'url_verification', challenge: 'c-1', token: 'tok' };
+    const unsigned = (body: Record<string, unknown>, key = KEY) => ({ body: FakeFeishu.signedCallback(body, key, { timestampSeconds: NOW / 1000 }).body, headers: {} });
+    expect(verify(unsigned(challenge), { token: 'tok' })).toEqual({ isValid: true, body: challenge });
+    expect(verify(unsigned(challenge), { token: 'other' })).toEqual({ isValid: false, reason: 'bad token' });
+    expect(verify(unsigned(challenge, 'not-our-key'))).toEqual({ isValid: false, reason: 'missing headers' });
+    // Events always need the signature.
+    expect(verify(unsigned(event), { token: 'tok' })).toEqual({ isValid: false, reason: 'missing headers' });
+    expect(verify({ body: JSON.stringify(challenge), headers: {} })).toEqual({ isValid: false, reason: 'missing headers' });
+  });
 });
