@@ -5,6 +5,7 @@ import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { FeishuApi } from './api.js';
 import type { CardRegistry } from './cards.js';
+import { sourceMessageIds } from './file-batch.js';
 import { FEISHU_LIMITS } from './limits.js';
 import { withSourcePreview } from './render.js';
 import type { GroupTopics } from './topics.js';
@@ -99,9 +100,13 @@ export function createFeishuEgress(options: FeishuEgressOptions): ChannelEgress 
             if (placeholderId !== undefined) await closeStream(options, placeholderId, stream);
           }
           if (messageId !== undefined && outcome?.failed !== true) {
-            await options.api.addReaction(messageId, FEISHU_REACTIONS.succeeded).catch((error: unknown) => {
-              options.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
-            });
+            await Promise.all(
+              sourceMessageIds(messageId, target.platformData).map((source) =>
+                options.api.addReaction(source, FEISHU_REACTIONS.succeeded).catch((error: unknown) => {
+                  options.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
+                }),
+              ),
+            );
           }
         },
       };

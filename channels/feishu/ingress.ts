@@ -7,6 +7,7 @@ import type { Logger } from '../../src/logger.js';
 import { type FeishuApi, sdkLogger } from './api.js';
 import type { CardRegistry } from './cards.js';
 import { type ChatPacer, FEISHU_REACTIONS } from './egress.js';
+import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
 import { encodeFileRef } from './files.js';
 import { type FeishuMention, parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
 import { sourcePreview, withSourcePreview } from './render.js';
@@ -56,7 +57,7 @@ export type MessageDecision =
   | { kind: 'inbound'; message: PendingInbound };
 
 /** An inbound message before its acknowledgement. */
-type PendingInbound = Omit<InboundMessage, 'replyTo' | 'receivedAt'>;
+export type PendingInbound = Omit<InboundMessage, 'replyTo' | 'receivedAt'>;
 
 /**
  * Decides what to do with one event (reference §6.4, §5.3): people only; text/post/image/file,
@@ -132,6 +133,7 @@ export class FeishuIngress {
   private readonly allowedUsers: ReadonlySet<string>;
   private readonly commandNames: ReadonlySet<string>;
   private readonly logger: Logger;
+  private readonly fileBatches = new FileBatches((merged) => this.admitInConversation(merged));
 
   constructor(private readonly options: FeishuIngressOptions) {
     this.allowedUsers = new Set(options.allowedUsers);
@@ -168,6 +170,7 @@ export class FeishuIngress {
   async stop(): Promise<void> {
     this.ws?.close({ force: true });
     this.ws = undefined;
+    this.fileBatches.closeAll();
     const timeoutMs = this.options.stopTimeoutMs ?? 4000;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
@@ -252,12 +255,17 @@ export class FeishuIngress {
         isDone = true;
         return;
       }
-      isDone = await this.admit(await this.placeInConversation(decision.message));
+      const pending = decision.message;
+      isDone = isLoneFile(pending) ? await this.fileBatches.add(pending) : await this.admitInConversation(pending);
     } finally {
       await (isDone ? deps.deliveries.finish(claimKey, {}) : deps.deliveries.fail(claimKey)).catch((error: unknown) => {
         this.logger.warn({ err: describeError(error) }, 'Feishu delivery claim not recorded');
       });
     }
+  }
+
+  private async admitInConversation(pending: PendingInbound): Promise<boolean> {
+    return this.admit(await this.placeInConversation(pending));
   }
 
   /** A group message's conversation, as {@link GroupTopics} chooses it (after the claim: choosing may use up a pending question). */
@@ -311,7 +319,10 @@ export class FeishuIngress {
     return api.replyCard(messageId, runningText);
   }
 
-  /** Reserve, acknowledge (OK reaction + running card), commit. False when the intake refused. */
+  /**
+   * Reserve, acknowledge (OK reaction on each message it holds + running card), commit. False
+   * when the intake refused.
+   */
   private async admit(pending: PendingInbound): Promise<boolean> {
     const { deps, api } = this.options;
     let reservation: InboundReservation;
@@ -324,9 +335,13 @@ export class FeishuIngress {
     try {
       const messageId = pending.messageId as string;
       const [, placeholderId] = await Promise.all([
-        api.addReaction(messageId, FEISHU_REACTIONS.received).catch((error: unknown) => {
-          this.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
-        }),
+        Promise.all(
+          sourceMessageIds(messageId, pending.platformData).map((source) =>
+            api.addReaction(source, FEISHU_REACTIONS.received).catch((error: unknown) => {
+              this.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
+            }),
+          ),
+        ),
         this.postRunningCard(pending).catch((error: unknown) => {
           this.logger.warn({ err: describeError(error) }, 'Feishu running card not sent');
           return undefined;

@@ -80,6 +80,20 @@ channels:
     expect(model.requests.at(-1)?.messages.map((m) => m.content)).toContain('summarise please');
   });
 
+  it('answers pictures sent together once, with every picture uploaded for the model', async () => {
+    const { openId, chatId } = freshUser();
+    const keys = ['img_v3_e2e_first_picture', 'img_v3_e2e_other_picture'];
+    for (const key of keys) feishu.resources.set(key, Buffer.from(`picture ${key}`));
+    const requestsBefore = model.requests.length;
+    const [first, second] = keys.map((key) => feishu.sendUserMessage({ chatId, chatType: 'p2p', openId, messageType: 'image', content: JSON.stringify({ image_key: key }) }));
+    await feishu.waitFor(() => feishu.reactions.filter((r) => r.messageId === second?.messageId && r.emoji === 'DONE').length === 1, 15_000);
+    expect(feishu.botMessages(chatId).map((m) => m.replyTo)).toEqual([first?.messageId]);
+    const requests = model.requests.slice(requestsBefore).filter((r) => JSON.stringify(r.messages).includes('feishu_'));
+    expect(requests).toHaveLength(1);
+    const systemPrompt = String(requests[0]?.messages[0]?.content);
+    for (const key of keys) expect(systemPrompt).toContain(`/mnt/user-data/uploads/feishu_${key.slice(-12)}.png`);
+  });
+
   it("takes a plain group message as the answer to the agent's question, in the same conversation", async () => {
     const { openId } = freshUser();
     const question = 'Which environment should I deploy to?';

@@ -87,6 +87,26 @@ describe('feishu ingress', () => {
     expect(byId(file.messageId)).toMatchObject({ text: '[file]', files: [expect.objectContaining({ name: 'report.pdf', isImage: false })] });
   });
 
+  it('merges pictures sent together into one message, marks each OK then DONE, and keeps a picture sent as a reply apart', async () => {
+    const started = await startFeishu();
+    const { fake, intake, adapter } = started;
+    const picture = (key: string, parentId?: string) =>
+      fake.sendUserMessage({ chatId: GROUP, chatType: 'group', openId: ALICE, messageType: 'image', content: JSON.stringify({ image_key: key }), ...(parentId ? { parentId } : {}) });
+    const pictures = [picture('img_v3_one'), picture('img_v3_two'), picture('img_v3_three')];
+    const asReply = picture('img_v3_reply', pictures[0]?.messageId);
+    await intake.waitUntil(() => intake.committed.length === 2);
+    const merged = intake.committed.find((m) => m.messageId === pictures[0]?.messageId) as InboundMessage;
+    expect(merged).toMatchObject({ text: '[image]\n\n[image]\n\n[image]', topicId: pictures[0]?.messageId });
+    expect(merged.files).toHaveLength(3);
+    expect(intake.committed.find((m) => m.messageId === asReply.messageId)?.files).toHaveLength(1);
+    // One answer for the three, replying to the first.
+    expect(fake.botMessages(GROUP).map((m) => m.replyTo).sort()).toEqual([pictures[0]?.messageId, asReply.messageId].sort());
+    await adapter.egress.reply(targetOf(merged)).finish('Three pictures.', { failed: false });
+    for (const { messageId } of pictures) {
+      expect(fake.reactions.filter((r) => r.messageId === messageId).map((r) => r.emoji)).toEqual(['OK', 'DONE']);
+    }
+  });
+
   it('handles the same event delivered twice once, and acks both frames', async () => {
     const started = await startFeishu();
     const { fake, intake } = started;
