@@ -235,7 +235,7 @@ describe('feishu group conversations', () => {
     expect(followUp.topicId).toBe(asked.topicId);
   });
 
-  it('does not wait for an answer when the question was not delivered, or was asked in a p2p chat', async () => {
+  it('does not wait for an answer to a question that never showed', async () => {
     const started = await startFeishu();
     const asked = await groupMessage(started, { openId: ALICE, text: 'deploy it' });
     // The card update fails, then the new card replacing it: the question never showed.
