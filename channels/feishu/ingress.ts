@@ -133,7 +133,7 @@ export class FeishuIngress {
   private readonly allowedUsers: ReadonlySet<string>;
   private readonly commandNames: ReadonlySet<string>;
   private readonly logger: Logger;
-  private readonly fileBatches = new FileBatches((merged) => this.admitInConversation(merged));
+  private readonly fileBatches = new FileBatches((merged) => this.admit(merged));
 
   constructor(private readonly options: FeishuIngressOptions) {
     this.allowedUsers = new Set(options.allowedUsers);
@@ -256,7 +256,7 @@ export class FeishuIngress {
         return;
       }
       const pending = decision.message;
-      isDone = isLoneFile(pending) ? await this.fileBatches.add(pending) : await this.admitInConversation(pending);
+      isDone = isLoneFile(pending) ? await this.fileBatches.add(pending) : await this.admit(pending);
     } finally {
       await (isDone ? deps.deliveries.finish(claimKey, {}) : deps.deliveries.fail(claimKey)).catch((error: unknown) => {
         this.logger.warn({ err: describeError(error) }, 'Feishu delivery claim not recorded');
@@ -264,11 +264,10 @@ export class FeishuIngress {
     }
   }
 
-  private async admitInConversation(pending: PendingInbound): Promise<boolean> {
-    return this.admit(await this.placeInConversation(pending));
-  }
-
-  /** A group message's conversation, as {@link GroupTopics} chooses it (after the claim: choosing may use up a pending question). */
+  /**
+   * A group message's conversation, as {@link GroupTopics} chooses it. Only once the message is
+   * claimed and has its place in the intake: choosing may use up a pending question.
+   */
   private async placeInConversation(pending: PendingInbound): Promise<PendingInbound> {
     if (pending.isPrivateChat) return pending;
     const ids = pending.platformData ?? {};
@@ -320,10 +319,10 @@ export class FeishuIngress {
   }
 
   /**
-   * Reserve, acknowledge (OK reaction on each message it holds + running card), commit. False
-   * when the intake refused.
+   * Reserve, place in its conversation, acknowledge (OK reaction on each message it holds +
+   * running card), commit. False when the intake refused.
    */
-  private async admit(pending: PendingInbound): Promise<boolean> {
+  private async admit(unplaced: PendingInbound): Promise<boolean> {
     const { deps, api } = this.options;
     let reservation: InboundReservation;
     try {
@@ -333,6 +332,7 @@ export class FeishuIngress {
       return false;
     }
     try {
+      const pending = await this.placeInConversation(unplaced);
       const messageId = pending.messageId as string;
       const [, placeholderId] = await Promise.all([
         Promise.all(
