@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createAgentServices } from './agent/services.js';
 import { InProcessBus } from './bus/in-process.js';
 import { ChannelConnections } from './accounts/connections.js';
+import { ChannelStarter } from './channel/starter.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
@@ -85,7 +86,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: logger.child({ component: 'bus' }),
   });
   const adapters = new Map<string, ChannelAdapter>();
-  let channelStatus: (adapter: ChannelAdapter) => ChannelStatus = () => ({ running: false });
+  const starter = new ChannelStarter({ logger });
   const users = new UsersRepo(database.db);
   const connections = new ChannelConnections({
     db: database.db,
@@ -93,7 +94,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     platforms: options.platforms,
     isRunning: (name) => {
       const adapter = adapters.get(name);
-      return adapter !== undefined && channelStatus(adapter).running;
+      return adapter !== undefined && starter.status(adapter).running;
     },
     logger: logger.child({ component: 'connections' }),
   });
@@ -130,11 +131,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   bus.start((message, signal) => manager.handle(message, signal));
   manager.start();
   const housekeeping = startHousekeeping(deliveries, logger);
-  channelStatus = await startChannels([...adapters.values()], logger);
+  await starter.startAll([...adapters.values()]);
 
   const app = await buildApp({
     runtime,
-    health: () => reportHealth(database, runtime, [...adapters.values()].map((a) => [a.name, channelStatus(a)])),
+    health: () => reportHealth(database, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     auth: {
@@ -153,6 +154,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     stopping ??= (async () => {
       logger.info('shutting down');
       // Intake first; egress stays up so in-flight replies still get their final edit.
+      await starter.stop();
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
       clearInterval(housekeeping);
       manager.stop();
@@ -205,30 +207,6 @@ function startHousekeeping(deliveries: WebhookDeliveriesRepo, logger: Logger): N
   const timer = setInterval(prune, HOUSEKEEPING_INTERVAL_MS);
   timer.unref();
   return timer;
-}
-
-/**
- * Starts every channel. One platform refusing us (bad token, unreachable) must not take the
- * server down: it is reported not running, with the adapter's reason. Resolves with the status
- * lookup `/health` uses.
- */
-async function startChannels(adapters: ChannelAdapter[], logger: Logger): Promise<(adapter: ChannelAdapter) => ChannelStatus> {
-  const failures = new Map<string, string>();
-  await Promise.all(
-    adapters.map(async (adapter) => {
-      try {
-        await adapter.start();
-        logger.info({ channel: adapter.name }, 'channel started');
-      } catch (error) {
-        failures.set(adapter.name, adapter.status().reason ?? 'failed to start');
-        logger.error({ channel: adapter.name, err: describeError(error) }, 'channel failed to start');
-      }
-    }),
-  );
-  return (adapter) => {
-    const failure = failures.get(adapter.name);
-    return failure ? { running: false, reason: failure } : adapter.status();
-  };
 }
 
 async function reportHealth(

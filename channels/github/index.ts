@@ -88,6 +88,7 @@ export function createGitHubChannel(config: GitHubConfig, deps: ChannelDeps): Ch
       if (tokens === undefined) logger.warn('no GitHub App configured (app_id + private_key): agents get no token and write access cannot be checked');
       try {
         registry = await GitHubAgentRegistry.load({ agentsDir: deps.agentsDir, logger, now: deps.now });
+        failure = undefined;
       } catch (error) {
         failure = 'the agents folder cannot be read';
         throw new ChannelError('github', 'CHANNEL_UNAVAILABLE', failure, { cause: error });

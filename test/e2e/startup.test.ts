@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeDingTalk } from '../fakes/dingtalk/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { runMainToExit, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
@@ -42,6 +43,26 @@ describe('starting the server', () => {
     server = await startServerProcess(['--config', path]);
     const health = (await (await fetch(`${server.url}/health`)).json()) as { channels: Record<string, unknown> };
     expect(health.channels.telegram).toEqual({ running: false, reason: 'Telegram rejected the bot token (401 Unauthorized)' });
+  });
+
+  it('starts a channel by itself once a platform that was down at boot answers again', async () => {
+    const dingtalk = new FakeDingTalk();
+    await dingtalk.start();
+    fakes.push(dingtalk);
+    // DingTalk's gateway is down (HTTP 502) when the server boots, and back for the retry.
+    dingtalk.failNext('/v1.0/gateway/connections/open', { kind: 'http', status: 502 });
+    const { path } = writeConfig(
+      `server: { port: 0 }\nchannels:\n  dingtalk: { enabled: true, client_id: "${dingtalk.clientId}", client_secret: "${dingtalk.clientSecret}", api_url: "${dingtalk.apiUrl}" }\n`,
+    );
+    server = await startServerProcess(['--config', path]);
+    const health = async () =>
+      ((await (await fetch(`${server?.url}/health`)).json()) as { channels: Record<string, { running: boolean; reason?: string }> }).channels.dingtalk;
+    expect(await health()).toMatchObject({ running: false, reason: expect.stringContaining('(retrying)') });
+    await server.waitForLog((entry) => entry.msg === 'channel started' && entry.channel === 'dingtalk', 15_000);
+    expect(await health()).toEqual({ running: true });
+    // And it answers people (no model is configured here, so it says that).
+    const sent = await dingtalk.sendUserMessage({ chat: 'private', userId: 'staffboot01', text: 'anyone home?' });
+    await dingtalk.waitFor(() => dingtalk.botMessages(sent.chatId).some((m) => m.text !== '⏳ Working on it...'), 15_000);
   });
 
   it('keeps the bot token out of the logs', async () => {
