@@ -34,6 +34,8 @@ export class DingTalkIngress {
   private readonly commandNames: ReadonlySet<string>;
   private readonly inFlight = new Set<Promise<void>>();
   private isRunning = false;
+  /** Why it is not running, secret-free: the start failure, or `stopped`. */
+  private notRunningReason = 'not started';
 
   constructor(private readonly options: DingTalkIngressOptions) {
     this.commandNames = new Set(options.deps.commands.map((c) => c.name));
@@ -48,18 +50,24 @@ export class DingTalkIngress {
 
   async start(): Promise<void> {
     if (this.isRunning) return;
-    await this.connection.start();
+    try {
+      await this.connection.start();
+    } catch (error) {
+      this.notRunningReason = describeError(error).message;
+      throw error;
+    }
     this.isRunning = true;
   }
 
   async stop(): Promise<void> {
     this.isRunning = false;
+    this.notRunningReason = 'stopped';
     this.connection.stop();
     await Promise.allSettled([...this.inFlight]);
   }
 
   status(): ChannelStatus {
-    return this.isRunning ? { running: true } : { running: false, reason: 'stopped' };
+    return this.isRunning ? { running: true } : { running: false, reason: this.notRunningReason };
   }
 
   private track(work: Promise<void>): void {

@@ -2,6 +2,7 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import { ChannelError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { isTokenInvalid, rejected, toChannelError } from './errors.js';
+import type { AppBudget } from './pacer.js';
 import { renderCard, renderStreamingCard, STREAM_ELEMENT_ID } from './render.js';
 
 /** Feishu's answer envelope. */
@@ -52,6 +53,8 @@ export interface FeishuApiOptions {
   appSecret: string;
   domain: string;
   logger: Logger;
+  /** Every call waits for its method's share of the app's frequency limits; absent = no waiting. */
+  budget?: AppBudget;
 }
 
 export type ResourceType = 'image' | 'file';
@@ -60,7 +63,7 @@ export type ResourceType = 'image' | 'file';
  * The Feishu open API calls the adapter makes, through the SDK's `Client` (it fetches and caches
  * the tenant token). Every call: an answer with `code !== 0` or a thrown axios error becomes a
  * `ChannelError`; an expired token (99991663 and friends) is forgotten and the call tried once
- * more with a fresh one.
+ * more with a fresh one. Each attempt first waits for its method's place in the app's budget.
  */
 export class FeishuApi {
   readonly client: lark.Client;
@@ -81,6 +84,7 @@ export class FeishuApi {
   async verifyCredentials(): Promise<void> {
     // Asked directly: the SDK's token call would go through its own token machinery and lose Feishu's code.
     let answer: { code?: number; tenant_access_token?: unknown };
+    let status: number;
     try {
       const response = await fetch(`${this.options.domain}/open-apis/auth/v3/tenant_access_token/internal`, {
         method: 'POST',
@@ -88,9 +92,14 @@ export class FeishuApi {
         body: JSON.stringify({ app_id: this.options.appId, app_secret: this.options.appSecret }),
         signal: AbortSignal.timeout(15_000),
       });
-      answer = (await response.json()) as typeof answer;
+      status = response.status;
+      answer = (await response.json().catch(() => ({}))) as typeof answer;
     } catch (error) {
       throw new ChannelError('feishu', 'CHANNEL_UNAVAILABLE', 'Feishu unreachable (tenant_access_token)', { status: 502, cause: error });
+    }
+    // An overloaded or limiting gateway says nothing about the credentials: worth trying again.
+    if (status >= 500 || status === 429) {
+      throw new ChannelError('feishu', 'CHANNEL_UNAVAILABLE', `Feishu unavailable (tenant_access_token: HTTP ${status})`, { status: 502 });
     }
     if (answer.code !== 0 || typeof answer.tenant_access_token !== 'string') {
       throw new ChannelError('feishu', 'CHANNEL_UNAUTHORIZED', `Feishu refused the app credentials (code ${answer.code})`, {
@@ -237,7 +246,9 @@ export class FeishuApi {
   }
 
   /** Runs `request`; when Feishu calls the token invalid, forgets it and runs it once more. */
-  private async withFreshToken<T>(method: string, request: () => Promise<T>): Promise<T> {
+  private async withFreshToken<T>(method: string, call: () => Promise<T>): Promise<T> {
+    const { budget } = this.options;
+    const request = budget === undefined ? call : () => budget.run(method, call);
     try {
       return await request();
     } catch (error) {

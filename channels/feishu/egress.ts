@@ -1,5 +1,5 @@
 import { createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
-import { type RateGate, sleep } from '../../src/channel/rate-gate.js';
+import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
@@ -7,6 +7,7 @@ import type { FeishuApi } from './api.js';
 import type { CardRegistry } from './cards.js';
 import { sourceMessageIds } from './file-batch.js';
 import { FEISHU_LIMITS } from './limits.js';
+import type { RequestPacer } from './pacer.js';
 import { withSourcePreview } from './render.js';
 import type { GroupTopics } from './topics.js';
 
@@ -16,39 +17,12 @@ export const FEISHU_REACTIONS = { received: 'OK', succeeded: 'DONE' } as const;
 /** Tries per final request while Feishu answers with a rate limit. */
 const FINAL_ATTEMPTS = 5;
 
-/**
- * At most `perWindow` sends to one chat in any `windowMs` (Feishu: 5 QPS per user or group),
- * across every reply in this process. `take` resolves when the caller may send.
- */
-export class ChatPacer {
-  private readonly sent = new Map<string, number[]>();
-
-  constructor(
-    private readonly perWindow: number,
-    private readonly windowMs: number,
-    private readonly now: () => number,
-  ) {}
-
-  async take(chatId: string): Promise<void> {
-    for (;;) {
-      const now = this.now();
-      const recent = (this.sent.get(chatId) ?? []).filter((at) => at > now - this.windowMs);
-      if (recent.length < this.perWindow) {
-        recent.push(now);
-        this.sent.set(chatId, recent);
-        return;
-      }
-      this.sent.set(chatId, recent);
-      await sleep((recent[0] as number) + this.windowMs - now);
-    }
-  }
-}
-
 export interface FeishuEgressOptions {
   api: FeishuApi;
   /** Per-chat blocks after a rate-limit answer; shared with nothing else. */
   gate: RateGate;
-  pacer: ChatPacer;
+  /** Sends to one chat stay within Feishu's 5 a second. */
+  pacer: RequestPacer;
   /** Running cards that are CardKit entities: those stream by element content, others by PATCH. */
   cards: CardRegistry;
   /** Told when a group reply is the agent's question, so the person's next message answers it. */
@@ -144,27 +118,28 @@ export function feishuCardPrimitives(options: FeishuEgressOptions, target: Reply
     if (error instanceof ChannelError && error.retryAfterMs !== undefined) gate.block(chatId, error.retryAfterMs);
     throw error;
   };
-  const admit = async (isSend: boolean): Promise<void> => {
+  const admit = async (): Promise<void> => {
     const until = gate.blockedUntil(chatId);
     if (until !== undefined && until - now() > FEISHU_LIMITS.maxRetryAfterMs) {
       throw new ChannelError('feishu', 'CHANNEL_UNAVAILABLE', 'Feishu asked to wait longer than the adapter waits');
     }
     await gate.waitUntilOpen(chatId);
-    if (isSend) await pacer.take(chatId);
   };
   return {
     async send(text, replyToMessageId) {
-      await admit(true);
+      await admit();
       const parent = replyToMessageId ?? target.replyTo.messageId;
       const answersPerson = parent === target.replyTo.messageId;
       const markdown = answersPerson ? withSourcePreview(text, preview) : text;
-      const messageId = await (parent === undefined ? api.createCard(chatId, markdown) : api.replyCard(parent, markdown)).catch(onLimit);
+      const messageId = await pacer
+        .run(chatId, () => (parent === undefined ? api.createCard(chatId, markdown) : api.replyCard(parent, markdown)))
+        .catch(onLimit);
       if (answersPerson) previewCards.add(messageId);
       return messageId;
     },
     async edit(messageId, text) {
       // Patches count per message (5 QPS each), not per chat; the reply spaces its own.
-      await admit(false);
+      await admit();
       const cardId = await options.cards.lookup(messageId);
       const markdown = previewCards.has(messageId) ? withSourcePreview(text, preview) : text;
       await (cardId === undefined ? api.patchCard(messageId, markdown) : api.streamCardContent(cardId, markdown, ++stream.sequence)).catch(onLimit);

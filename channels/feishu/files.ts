@@ -3,7 +3,7 @@ import type { ChannelFiles, InboundFile, OutboundFile, ReplyTarget } from '../..
 import { ChannelError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { FeishuApi, ResourceType } from './api.js';
-import type { ChatPacer } from './egress.js';
+import type { RequestPacer } from './pacer.js';
 import { FEISHU_LIMITS } from './limits.js';
 
 /** What `InboundFile.ref` holds: the message and the resource key (message resources are read per message). */
@@ -47,7 +47,7 @@ const tooLarge = (what: string, limit: number): ChannelError =>
  * images ≤ 10 MiB (uploaded as `image_type=message`), other files ≤ 30 MiB (typed by extension),
  * then sent as a reply to the person's message (or into the chat).
  */
-export function createFeishuFiles(options: { api: FeishuApi; pacer: ChatPacer; logger: Logger }): ChannelFiles {
+export function createFeishuFiles(options: { api: FeishuApi; pacer: RequestPacer; logger: Logger }): ChannelFiles {
   const { api, pacer } = options;
   return {
     async download(file: InboundFile, signal?: AbortSignal): Promise<Uint8Array> {
@@ -72,9 +72,10 @@ export function createFeishuFiles(options: { api: FeishuApi; pacer: ChatPacer; l
       const [msgType, content] = file.isImage
         ? ['image', JSON.stringify({ image_key: await api.uploadImage(bytes) })]
         : ['file', JSON.stringify({ file_key: await api.uploadFile(bytes, file.name, feishuFileType(file.name)) })];
-      await pacer.take(target.chatId);
       const parent = target.replyTo.messageId;
-      await (parent === undefined ? api.createMessage(target.chatId, msgType, content) : api.replyMessage(parent, msgType, content));
+      await pacer.run(target.chatId, () =>
+        parent === undefined ? api.createMessage(target.chatId, msgType, content) : api.replyMessage(parent, msgType, content),
+      );
     },
   };
 }

@@ -4,10 +4,11 @@ import { ConfigError } from '../../src/errors.js';
 import { FeishuApi } from './api.js';
 import { CardRegistry } from './cards.js';
 import { type FeishuConfig, feishuConfigSchema } from './config.js';
-import { ChatPacer, createFeishuEgress } from './egress.js';
+import { createFeishuEgress } from './egress.js';
 import { createFeishuFiles } from './files.js';
 import { FeishuIngress } from './ingress.js';
 import { FEISHU_LIMITS } from './limits.js';
+import { AppBudget, RequestPacer } from './pacer.js';
 import { GroupTopics } from './topics.js';
 import { createFeishuRoutes } from './webhook/routes.js';
 
@@ -44,9 +45,9 @@ export function createFeishuChannel(config: FeishuConfig, deps: ChannelDeps): Ch
   const appId = config.app_id as string;
   const appSecret = config.app_secret as string;
   const logger = deps.logger.child({ channel: 'feishu' });
-  const api = new FeishuApi({ appId, appSecret, domain: config.domain, logger });
+  const api = new FeishuApi({ appId, appSecret, domain: config.domain, logger, budget: new AppBudget(FEISHU_LIMITS.appCallsPerMethod, deps.now) });
   const cards = new CardRegistry(deps.state, logger);
-  const pacer = new ChatPacer(FEISHU_LIMITS.sendsPerChatPerSecond, 1000, deps.now);
+  const pacer = new RequestPacer(FEISHU_LIMITS.sendsPerChatPerSecond, 1000, deps.now);
   const topics = new GroupTopics(deps.state, logger, deps.now);
   const ingress = new FeishuIngress({
     api,

@@ -6,7 +6,8 @@ import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { type FeishuApi, sdkLogger } from './api.js';
 import type { CardRegistry } from './cards.js';
-import { type ChatPacer, FEISHU_REACTIONS } from './egress.js';
+import { FEISHU_REACTIONS } from './egress.js';
+import type { RequestPacer } from './pacer.js';
 import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
 import { encodeFileRef } from './files.js';
 import { type FeishuMention, parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
@@ -41,7 +42,7 @@ export interface FeishuIngressOptions {
   allowedUsers: readonly string[];
   runningText: string;
   /** Shared with egress: sends to one chat stay within Feishu's 5 QPS. */
-  pacer: ChatPacer;
+  pacer: RequestPacer;
   /** Where CardKit running cards are remembered; absent = running cards are plain interactive cards. */
   cards?: CardRegistry;
   /** Group conversations Feishu's reply chain would split (answers to the agent's questions). */
@@ -250,8 +251,7 @@ export class FeishuIngress {
           code: decision.code,
           metadata: { chat_id: decision.chatId, message_id: decision.messageId },
         });
-        await this.options.pacer.take(decision.chatId);
-        await this.options.api.replyText(decision.messageId, answer);
+        await this.options.pacer.run(decision.chatId, () => this.options.api.replyText(decision.messageId, answer));
         isDone = true;
         return;
       }
@@ -305,17 +305,18 @@ export class FeishuIngress {
             this.logger.info({ err: describeError(error) }, 'Feishu CardKit card not created; using an interactive card');
             return undefined;
           });
-    await pacer.take(pending.chatId);
-    if (cards !== undefined && cardId !== undefined) {
-      try {
-        const cardMessageId = await api.replyCardEntity(messageId, cardId);
-        cards.remember(cardMessageId, cardId);
-        return cardMessageId;
-      } catch (error) {
-        this.logger.info({ err: describeError(error) }, 'Feishu CardKit card not posted; using an interactive card');
+    return pacer.run(pending.chatId, async () => {
+      if (cards !== undefined && cardId !== undefined) {
+        try {
+          const cardMessageId = await api.replyCardEntity(messageId, cardId);
+          cards.remember(cardMessageId, cardId);
+          return cardMessageId;
+        } catch (error) {
+          this.logger.info({ err: describeError(error) }, 'Feishu CardKit card not posted; using an interactive card');
+        }
       }
-    }
-    return api.replyCard(messageId, runningText);
+      return api.replyCard(messageId, runningText);
+    });
   }
 
   /**

@@ -17,6 +17,14 @@ export const FEISHU_LIMITS = {
    */
   sendsPerChatPerSecond: 5,
   /**
+   * Each open API method, per app and tenant: "1000 次/分钟、50 次/秒" (message create, reply,
+   * patch, and every CardKit endpoint; frequency-control doc). Hitting either one throttles.
+   */
+  appCallsPerMethod: [
+    { perWindow: 50, windowMs: 1000 },
+    { perWindow: 1000, windowMs: 60_000 },
+  ],
+  /**
    * CardKit: "at most 10 card- or component-level operations per second per card entity"
    * (feishu-cards/streaming-updates-openapi-overview); we stream at most 8 a second.
    */

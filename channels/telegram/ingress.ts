@@ -2,7 +2,7 @@ import type { Bot } from 'grammy';
 import type { Message, User } from 'grammy/types';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
-import { describeError } from '../../src/errors.js';
+import { ChannelError, describeError } from '../../src/errors.js';
 import { classifyText } from '../../src/channel/commands.js';
 import { normalizeCommand, parseStartCommand } from './commands.js';
 import { sendTelegramText } from './egress.js';
@@ -148,13 +148,18 @@ export class TelegramIngress {
     const { bot, deps, pollingTimeoutSeconds } = this.options;
     const abort = new AbortController();
     this.startAbort = abort;
-    const timer = setTimeout(() => abort.abort(), this.options.startTimeoutMs ?? 30_000);
+    const startTimeoutMs = this.options.startTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => abort.abort(), startTimeoutMs);
     try {
       // grammY types its signal with the abort-controller shim; the runtime object is the standard one.
       await bot.init(abort.signal as Parameters<Bot['init']>[0]);
     } catch (error) {
-      this.state = { running: false, reason: notRunningReason(error, 'start') };
-      throw toChannelError(error);
+      // grammY keeps retrying 5xx and network errors; only our deadline ends it, and says nothing of why.
+      const failure = abort.signal.aborted
+        ? new ChannelError('telegram', 'CHANNEL_UNAVAILABLE', `Telegram did not answer getMe within ${Math.round(startTimeoutMs / 1000)} s`, { status: 502 })
+        : error;
+      this.state = { running: false, reason: notRunningReason(failure, 'start') };
+      throw toChannelError(failure);
     } finally {
       clearTimeout(timer);
       this.startAbort = undefined;

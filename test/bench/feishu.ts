@@ -94,6 +94,9 @@ export async function runFeishuBench(options: FeishuBenchOptions): Promise<Platf
   const oursAlone = await drive(feishu, 1, options.messagesPerChat, 500_000);
   const ours = await drive(feishu, options.chats, options.messagesPerChat, 1);
   await stopProcess(server);
+  // The bare app does not pace itself; ours must never exceed what real Feishu allows.
+  const overLimits = [feishu.rateLimitViolations.length, feishu.cardRateViolations.length, feishu.appRateViolations.length];
+  console.log(`requests over Feishu's limits (per chat 5/s, per card 10/s, per app and API 50/s and 1000/min): ${overLimits.join(', ')}`);
 
   const baselineFeishu = new FakeFeishu();
   await baselineFeishu.start();

@@ -62,6 +62,7 @@ channels:
     // A CardKit card, never more than 10 operations a second on it.
     expect(feishu.cards.size).toBeGreaterThan(0);
     expect(feishu.cardRateViolations).toEqual([]);
+    expect(feishu.appRateViolations).toEqual([]);
     await feishu.waitFor(() => feishu.reactions.filter((r) => r.messageId === question.messageId).length === 2);
     expect(feishu.reactions.filter((r) => r.messageId === question.messageId).map((r) => r.emoji)).toEqual(['OK', 'DONE']);
     expect(feishu.events.every((e) => e.acked && e.pushes === 1)).toBe(true);

@@ -79,6 +79,7 @@ describe.skipIf(!isRegistered)('Feishu HTTP event callbacks through the real ser
     model.respond = echoResponder;
     expect(feishu.rateLimitViolations).toEqual([]);
     expect(feishu.cardRateViolations).toEqual([]);
+    expect(feishu.appRateViolations).toEqual([]);
   });
 
   it('reports the channel running, with no long connection opened', async () => {

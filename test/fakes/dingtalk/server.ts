@@ -198,6 +198,11 @@ export class FakeDingTalk {
     for (const socket of this.sockets) socket.terminate();
   }
 
+  /** Stream websockets open now (one per connected client). */
+  connectionCount(): number {
+    return [...this.sockets].filter((s) => s.readyState === s.OPEN).length;
+  }
+
   /** Every access token issued so far stops working (answers 401 InvalidAuthentication). */
   expireTokens(): void {
     this.tokens.clear();
@@ -334,6 +339,8 @@ export class FakeDingTalk {
   private auth(url: URL, call: RecordedCall, answer: Answer): true | undefined {
     const { body } = call;
     if (url.pathname === '/v1.0/gateway/connections/open') {
+      // Faults queued for the gateway answer before the credentials are checked (e.g. a 503).
+      if (this.fault(call, answer)) return true;
       if (body.clientId !== this.clientId || body.clientSecret !== this.clientSecret) return answer(401, { code: 'InvalidAuthentication', message: 'bad client' });
       const ticket = `tkt-${randomUUID()}`;
       this.tickets.add(ticket);

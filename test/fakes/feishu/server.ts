@@ -18,7 +18,9 @@ export type FakeFault =
   /** The current tenant token stops working (code 99991663) before this call is served. */
   | { kind: 'expire-token' }
   /** HTTP 400 with a business code (card errors such as 230020). */
-  | { kind: 'business'; code: number };
+  | { kind: 'business'; code: number }
+  /** Only for `token`: HTTP `status` with `json` as its body, else a proxy's HTML error page (an overloaded gateway). */
+  | { kind: 'http'; status: number; json?: Record<string, unknown> };
 
 /** Which API a fault applies to. */
 /** `patch` covers every update of a shown card: im PATCH and CardKit element content; `card` is CardKit create/settings. */
@@ -104,6 +106,9 @@ export class FakeFeishu {
   readonly cards = new Map<string, FakeCard>();
   /** CardKit operations on one card beyond 10 in any second; must stay empty. */
   readonly cardRateViolations: { cardId: string; at: number }[] = [];
+  /** Calls of one open API method beyond Feishu's per-app 50 a second or 1000 a minute; must stay empty. */
+  readonly appRateViolations: { api: string; at: number }[] = [];
+  private readonly callsByApi = new Map<string, number[]>();
   /** Unacked events are pushed again after this long; 0 = never. */
   redeliverAfterMs = 0;
   private readonly validTokens = new Set<string>();
@@ -342,12 +347,21 @@ export class FakeFeishu {
     if (path === TOKEN_PATH) {
       const fault = this.takeFault('token');
       if (fault?.kind === 'business') return answer(200, { code: fault.code, msg: 'token error' }, 'token');
+      if (fault?.kind === 'http') {
+        this.calls.push({ operation: 'token', method, path, body, at, status: fault.status, code: typeof fault.json?.code === 'number' ? fault.json.code : 0 });
+        const isJson = fault.json !== undefined;
+        res.writeHead(fault.status, { 'content-type': isJson ? 'application/json' : 'text/html' });
+        res.end(isJson ? JSON.stringify(fault.json) : `<html><body><h1>${fault.status}</h1></body></html>`);
+        this.notify();
+        return;
+      }
       if (body.app_id !== this.appId || body.app_secret !== this.appSecret) return answer(200, { code: 10014, msg: 'app secret invalid' }, 'token');
       const token = `t-${++this.tokenCount}`;
       this.validTokens.add(token);
       return answer(200, { code: 0, msg: 'ok', tenant_access_token: token, expire: 7200 }, 'token');
     }
 
+    this.countAppCall(method, path, at);
     const operation = this.operationOf(method, path);
     const chatId = this.chatOf(operation, path, url, body);
     const fault = operation === 'other' ? undefined : this.takeFault(operation);
@@ -464,6 +478,15 @@ export class FakeFeishu {
     const parsed = parseJson(content) as { type?: string; data?: { card_id?: string } };
     if (parsed.type !== 'card') return undefined;
     return this.cards.get(parsed.data?.card_id ?? '') ?? null;
+  }
+
+  /** Feishu's frequency control: per API, per app, "1000 次/分钟、50 次/秒". */
+  private countAppCall(method: string, path: string, at: number): void {
+    const api = `${method} ${path.replace(/\/(messages|cards|resources|elements)\/[^/]+/g, '/$1/:id')}`;
+    const times = (this.callsByApi.get(api) ?? []).filter((t) => t > at - 60_000);
+    times.push(at);
+    this.callsByApi.set(api, times);
+    if (times.filter((t) => t > at - 1000).length > 50 || times.length > 1000) this.appRateViolations.push({ api, at });
   }
 
   private takeFault(operation: FakeOperation): FakeFault | undefined {

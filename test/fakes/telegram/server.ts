@@ -294,6 +294,12 @@ export class FakeTelegram {
     this.faults.set(method, queue);
   }
 
+  /** Drops the faults still queued for `method` (for every method when absent): the platform recovered. */
+  clearFaults(method?: string): void {
+    if (method === undefined) this.faults.clear();
+    else this.faults.delete(method);
+  }
+
   /**
    * Resolves with the predicate's first truthy value, checked now and after every call and
    * update; rejects after `timeoutMs`.

@@ -107,6 +107,17 @@ describe('feishu ingress', () => {
     }
   });
 
+  it("stays within the app's 50 calls a second per API when many people write at once", async () => {
+    const { fake, intake } = await startFeishu();
+    const people = Array.from({ length: 70 }, (_, i) => `ou_crowd${String(i).padStart(26, '0')}`);
+    for (const openId of people) fake.sendUserMessage({ chatId: `oc_p2p_${openId}`, chatType: 'p2p', openId, text: 'hello' });
+    await intake.waitUntil(() => intake.committed.length === people.length, 10_000);
+    // Every message got its running card and its OK reaction, none of them over the limit.
+    expect(fake.calls.filter((c) => c.operation === 'send' && c.code === 0)).toHaveLength(people.length);
+    expect(fake.reactions).toHaveLength(people.length);
+    expect(fake.appRateViolations).toEqual([]);
+  });
+
   it('handles the same event delivered twice once, and acks both frames', async () => {
     const started = await startFeishu();
     const { fake, intake } = started;
