@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAgentServices } from './agent/services.js';
 import { InProcessBus } from './bus/in-process.js';
+import { RedisBus } from './bus/redis.js';
+import type { InboundBus } from './bus/types.js';
 import { ChannelConnections } from './accounts/connections.js';
 import { ChannelStarter } from './channel/starter.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
@@ -80,11 +82,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     goals: agent.goals,
     afterRun: agent.afterRun,
   });
-  const bus = new InProcessBus({
+  const busOptions = {
     maxQueued: config.channels.inbound_queue_maxsize,
     concurrency: config.channels.max_concurrency,
     logger: logger.child({ component: 'bus' }),
-  });
+  };
+  // With Redis every process adds to and works from one durable queue; else the embedded default.
+  const bus: InboundBus = config.redis.url === undefined ? new InProcessBus(busOptions) : new RedisBus({ ...busOptions, url: config.redis.url, prefix: config.redis.key_prefix });
   const adapters = new Map<string, ChannelAdapter>();
   const starter = new ChannelStarter({ logger });
   const users = new UsersRepo(database.db);
@@ -147,7 +151,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     channelRoutes: [...adapters.values()].flatMap((a) => (a.routes ? [{ name: a.name, routes: a.routes }] : [])),
   });
   const url = await app.listen({ host: config.server.host, port: config.server.port });
-  logger.info({ url, database: database.kind, channels: [...adapters.keys()], models: runtime.models().length }, 'server listening');
+  logger.info(
+    { url, database: database.kind, bus: config.redis.url === undefined ? 'in-process' : 'redis', channels: [...adapters.keys()], models: runtime.models().length },
+    'server listening',
+  );
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

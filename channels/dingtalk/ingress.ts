@@ -138,7 +138,7 @@ export class DingTalkIngress {
     }
     try {
       const placeholderId = await this.acknowledge(target);
-      reservation.commit(this.inbound(message, placeholderId, isAllowListed));
+      await reservation.commit(this.inbound(message, placeholderId, isAllowListed));
     } catch (error) {
       reservation.release();
       await deps.deliveries.fail(message.messageId);

@@ -157,7 +157,7 @@ export class DiscordIngress {
         }),
       );
       typing.start(chatId);
-      reservation.commit({ ...message, chatId, ...(topicId === undefined ? {} : { topicId }), receivedAt, replyTo: { messageId: facts.messageId } });
+      await reservation.commit({ ...message, chatId, ...(topicId === undefined ? {} : { topicId }), receivedAt, replyTo: { messageId: facts.messageId } });
     } catch (error) {
       reservation.release();
       typing.stop(facts.channelId);

@@ -348,7 +348,7 @@ export class FeishuIngress {
           return undefined;
         }),
       ]);
-      reservation.commit({
+      await reservation.commit({
         ...pending,
         replyTo: { messageId, ...(placeholderId === undefined ? {} : { placeholderId }) },
         receivedAt: deps.now(),

@@ -209,5 +209,5 @@ async function publishAll(intake: InboundIntake, messages: InboundMessage[]): Pr
     for (const { reservation } of reserved) reservation.release();
     throw error;
   }
-  for (const { message, reservation } of reserved) reservation.commit(message);
+  for (const { message, reservation } of reserved) await reservation.commit(message);
 }

@@ -237,7 +237,7 @@ export class SlackIngress {
           this.logger.debug({ err: describeError(error) }, 'Slack reaction not added');
         }),
       ]);
-      reservation.commit({
+      await reservation.commit({
         ...message,
         receivedAt,
         replyTo: placeholderId === undefined ? { messageId: messageTs } : { messageId: messageTs, placeholderId },

@@ -267,7 +267,7 @@ export class TelegramIngress {
       const messageId = message.messageId;
       const placeholderId =
         message.kind === 'chat' ? await this.sendIfOpen(message.chatId, TELEGRAM_REPLIES.working, messageId) : undefined;
-      reservation.commit({
+      await reservation.commit({
         ...message,
         receivedAt,
         replyTo: placeholderId === undefined ? { messageId } : { messageId, placeholderId },

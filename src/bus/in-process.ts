@@ -48,7 +48,7 @@ export class InProcessBus implements InboundBus {
       return true;
     };
     return {
-      commit: (message) => {
+      commit: async (message) => {
         if (generation !== this.generation || !this.isOpen) {
           settle();
           throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake closed before the message was committed');

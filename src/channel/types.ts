@@ -254,8 +254,12 @@ export interface ChannelAdapter {
 
 /** Taken by ingress before it acknowledges a message, so a full queue refuses before any ack. */
 export interface InboundReservation {
-  /** Hands the message to the workers. Throws if the reservation was invalidated by shutdown. */
-  commit(message: InboundMessage): void;
+  /**
+   * Hands the message to the workers; resolves once it is accepted (in Redis, when the bus is,
+   * so it survives this process). Rejects if the reservation was invalidated by shutdown, or the
+   * queue could not take it.
+   */
+  commit(message: InboundMessage): Promise<void>;
   /** Gives the slot back; idempotent. */
   release(): void;
 }

@@ -25,6 +25,11 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
     redis: z
       .strictObject({
         url: z.string().regex(/^rediss?:\/\//, 'a redis:// URL').optional().describe('Absent: in-process bus and state.'),
+        key_prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _')
+          .default('deerflow')
+          .describe('Prefix of every Redis key; the processes of one deployment share it, two deployments on one Redis must not.'),
       })
       .prefault({}),
     auth: z

@@ -98,6 +98,22 @@ async function openPostgres(url: string): Promise<DatabaseHandle> {
   };
 }
 
+/**
+ * An empty database `dfc_test_<random>` on the `DATABASE_URL` server, for a server process to
+ * migrate and use (several processes may share it). `drop()` removes it.
+ *
+ * @throws when `DATABASE_URL` is not set.
+ */
+export async function createTestDatabaseUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (!serverUrl) throw new Error('createTestDatabaseUrl needs DATABASE_URL');
+  const url = serverUrl;
+  const name = `dfc_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  await asAdmin(url, (admin) => admin.unsafe(`create database ${name}`));
+  const testUrl = new URL(url);
+  testUrl.pathname = `/${name}`;
+  return { url: testUrl.toString(), drop: () => dropDatabase(url, name) };
+}
+
 async function dropDatabase(url: string, name: string): Promise<void> {
   await asAdmin(url, async (admin) => {
     // DROP DATABASE fails while anyone is connected, e.g. a pool a test forgot to close.

@@ -24,7 +24,7 @@ export class RecordingIntake implements InboundIntake {
       throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full', { status: 503 });
     }
     return {
-      commit: (message) => {
+      commit: async (message) => {
         this.committed.push(message);
         this.notify();
       },

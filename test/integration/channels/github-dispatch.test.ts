@@ -113,7 +113,7 @@ class BoundedIntake implements InboundIntake {
       this.held -= 1;
     };
     return {
-      commit: (message) => {
+      commit: async (message) => {
         settle();
         this.committed.push(message);
       },

@@ -17,7 +17,7 @@ function deferred() {
 }
 
 async function publish(bus: InProcessBus, text: string): Promise<void> {
-  (await bus.reserve()).commit(message(text));
+  await (await bus.reserve()).commit(message(text));
 }
 
 function codeOf(error: unknown): string | undefined {
@@ -115,7 +115,7 @@ describe('InProcessBus', () => {
     bus.start(async () => {});
     const early = await bus.reserve();
     await bus.stop(0);
-    expect(() => early.commit(message('late'))).toThrow(expect.objectContaining({ code: 'INBOUND_QUEUE_CLOSED' }));
+    await expect(early.commit(message('late'))).rejects.toMatchObject({ code: 'INBOUND_QUEUE_CLOSED' });
     await expect(bus.reserve()).rejects.toSatisfy((e) => codeOf(e) === 'INBOUND_QUEUE_CLOSED');
   });
 });

@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import { type Job, Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { InboundMessage, InboundReservation } from '../channel/types.js';
+import { AppError, describeError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { BusStats, BusStopReport, InboundBus, InboundHandler } from './types.js';
+
+export interface RedisBusOptions {
+  /** `redis://…` */
+  url: string;
+  /** Messages waiting in the shared queue (all processes) past which new ones are refused. */
+  maxQueued: number;
+  /** Messages this process handles at once. */
+  concurrency: number;
+  logger: Logger;
+  /** Key prefix; processes of one deployment share it. Default `deerflow`. */
+  prefix?: string;
+}
+
+const QUEUE_NAME = 'inbound';
+const JOB_NAME = 'message';
+/** Failed jobs kept for inspection (`bull:…:failed`); the handler reports its own errors, so few land there. */
+const FAILED_JOBS_KEPT = 1000;
+
+/**
+ * The scaled-out bus: one BullMQ queue in Redis that every process's ingress adds to and every
+ * process's workers take from. An accepted message is in Redis before the caller acknowledges the
+ * platform, survives the process that took it, and is handled by exactly one worker (a worker that
+ * dies mid-message gives it back after BullMQ's stall check). Admission still never waits: a queue
+ * holding `maxQueued` waiting messages refuses at once.
+ *
+ * `commit` resolves once Redis holds the message; `stop` waits for adds under way. The job id is
+ * derived from the platform's message id, so two processes receiving the same delivery enqueue it
+ * once.
+ */
+export class RedisBus implements InboundBus {
+  private readonly connection: Redis;
+  private readonly queue: Queue<InboundMessage>;
+  private worker: { worker: Worker<InboundMessage>; connection: Redis } | undefined;
+  private readonly adds = new Set<Promise<unknown>>();
+  private readonly inFlight = new Map<string, AbortController>();
+  private reserved = 0;
+  private refused = 0;
+  private isOpen = true;
+  private generation = 0;
+  private handled = 0;
+
+  constructor(private readonly options: RedisBusOptions) {
+    // BullMQ's workers block on Redis; they need retries without a per-request limit.
+    this.connection = new Redis(options.url, { maxRetriesPerRequest: null });
+    this.connection.on('error', (error: unknown) => options.logger.warn({ err: describeError(error) }, 'Redis connection error'));
+    this.queue = new Queue<InboundMessage>(QUEUE_NAME, { connection: this.connection, prefix: options.prefix ?? 'deerflow' });
+  }
+
+  async reserve(): Promise<InboundReservation> {
+    if (!this.isOpen) throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake is closed');
+    const waiting = await this.queue.getWaitingCount();
+    if (waiting + this.reserved >= this.options.maxQueued) {
+      this.refused++;
+      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full');
+    }
+    this.reserved++;
+    const generation = this.generation;
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      if (generation === this.generation) this.reserved--;
+      return true;
+    };
+    return {
+      commit: async (message) => {
+        if (generation !== this.generation || !this.isOpen) {
+          settle();
+          throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake closed before the message was committed');
+        }
+        if (!settle()) throw new AppError('INTERNAL', 'reservation already used');
+        await this.add(message);
+      },
+      release: () => void settle(),
+    };
+  }
+
+  start(handler: InboundHandler): void {
+    if (this.worker) throw new AppError('INTERNAL', 'bus already started');
+    this.isOpen = true;
+    // A worker blocks its connection while it waits for jobs: it gets its own.
+    const connection = this.connection.duplicate();
+    const worker = new Worker<InboundMessage>(QUEUE_NAME, (job) => this.handle(job, handler), {
+      connection,
+      prefix: this.options.prefix ?? 'deerflow',
+      concurrency: this.options.concurrency,
+    });
+    worker.on('error', (error) => this.options.logger.warn({ err: describeError(error) }, 'inbound worker error'));
+    this.worker = { worker, connection };
+  }
+
+  /**
+   * Closes intake, lets this process's messages in flight finish for `graceMs`, then aborts them.
+   * Accepted messages nobody started stay in Redis for the other processes (or the next start):
+   * nothing is discarded.
+   */
+  async stop(graceMs: number): Promise<BusStopReport> {
+    this.isOpen = false;
+    this.generation++;
+    this.reserved = 0;
+    await Promise.allSettled([...this.adds]);
+    const pending = this.inFlight.size;
+    let cancelled = 0;
+    if (this.worker) {
+      const closing = this.worker.worker.close();
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+      if ((await Promise.race([closing.then(() => 'drained' as const), graceOver])) === 'timeout') {
+        cancelled = this.inFlight.size;
+        for (const controller of this.inFlight.values()) controller.abort();
+      }
+      clearTimeout(timer);
+      await closing;
+      await this.worker.connection.quit().catch(() => undefined);
+      this.worker = undefined;
+    }
+    await this.queue.close();
+    await this.connection.quit().catch(() => undefined);
+    if (cancelled > 0) this.options.logger.warn({ cancelled }, 'inbound bus stopped with unfinished work');
+    return { drained: pending - cancelled, cancelled, discarded: 0 };
+  }
+
+  stats(): BusStats {
+    return { queued: 0, inFlight: this.inFlight.size, refused: this.refused };
+  }
+
+  /** How many accepted messages wait in Redis for any process's worker. */
+  async waiting(): Promise<number> {
+    return this.queue.getWaitingCount();
+  }
+
+  /** Resolves once Redis holds the message; rejects (`INBOUND_QUEUE_FULL`: cannot take it now) when Redis failed. */
+  private async add(message: InboundMessage): Promise<void> {
+    const jobId = jobIdOf(message);
+    const adding = this.queue.add(JOB_NAME, message, {
+      ...(jobId === undefined ? {} : { jobId }),
+      removeOnComplete: true,
+      removeOnFail: FAILED_JOBS_KEPT,
+      attempts: 1,
+    });
+    this.adds.add(adding);
+    try {
+      await adding;
+    } catch (error) {
+      throw new AppError('INBOUND_QUEUE_FULL', 'inbound message could not be queued in Redis', { cause: error });
+    } finally {
+      this.adds.delete(adding);
+    }
+  }
+
+  private async handle(job: Job<InboundMessage>, handler: InboundHandler): Promise<void> {
+    const controller = new AbortController();
+    const key = `${job.id}\n${++this.handled}`;
+    this.inFlight.set(key, controller);
+    try {
+      await handler(job.data, controller.signal);
+    } catch (error) {
+      // The manager handles its own errors; reaching here is a bug, never a reason to retry.
+      this.options.logger.error({ channel: job.data.channel, err: describeError(error) }, 'inbound handler threw');
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+}
+
+/**
+ * One job per platform message, whichever process enqueues it (BullMQ ignores an add whose id
+ * exists). Ids may not contain `:`, so the key is hashed. Messages without an id get a random one.
+ */
+function jobIdOf(message: InboundMessage): string | undefined {
+  if (message.messageId === undefined) return undefined;
+  const key = [message.channel, message.workspaceId ?? '', message.chatId, message.messageId].join('\n');
+  return `m-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+}

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabaseUrl } from '../helpers/database.js';
+import { FakeOpenAI } from '../fakes/openai/index.js';
+import { FakeTelegram } from '../fakes/telegram/index.js';
+import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+/**
+ * The scaled-out shape: server processes on one PostgreSQL database and one Redis (`DATABASE_URL`
+ * and `REDIS_URL`, set by `.ci/run`), talked to only as Telegram and its users do.
+ */
+
+const databaseUrl = process.env.DATABASE_URL || undefined;
+const redisUrl = process.env.REDIS_URL || undefined;
+
+describe.skipIf(!databaseUrl || !redisUrl)('scaled out on PostgreSQL and Redis', () => {
+  let telegram: FakeTelegram;
+  let model: FakeOpenAI;
+  let database: { url: string; drop: () => Promise<void> };
+  const keyPrefix = `e2e-${randomUUID().slice(0, 8)}`;
+  const servers: ServerProcess[] = [];
+
+  const configYaml = () => `server: { port: 0 }
+database: { url: "${database.url}" }
+redis: { url: "${redisUrl}", key_prefix: ${keyPrefix} }
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
+channels:
+  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
+`;
+
+  beforeAll(async () => {
+    telegram = new FakeTelegram();
+    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+    await Promise.all([telegram.start(), model.start()]);
+    database = await createTestDatabaseUrl();
+  });
+  afterAll(async () => {
+    await Promise.allSettled(servers.map((server) => server.stop()));
+    await Promise.all([telegram?.stop(), model?.stop()]);
+    await database?.drop();
+    const redis = new Redis(redisUrl as string);
+    const keys = await redis.keys(`${keyPrefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('answers through the Redis queue, each message once', async () => {
+    const server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
+    servers.push(server);
+    expect(server.logs.find((entry) => entry.msg === 'server listening')).toMatchObject({ database: 'postgres', bus: 'redis' });
+    const chats = [7001, 7002, 7003];
+    const sent = chats.map((chatId) => telegram.sendUserMessage({ chatId, chatType: 'private', text: `hello from ${chatId}` }));
+    for (const [i, chatId] of chats.entries()) {
+      await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.replyTo === sent[i]?.message_id && m.text === `Echo: hello from ${chatId}`), 15_000);
+    }
+    expect(model.requests).toHaveLength(chats.length);
+  });
+});
