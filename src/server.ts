@@ -5,6 +5,7 @@ import { InProcessBus } from './bus/in-process.js';
 import { RedisBus } from './bus/redis.js';
 import type { InboundBus } from './bus/types.js';
 import { ChannelConnections } from './accounts/connections.js';
+import { RedisIngressLease } from './channel/ingress-lease.js';
 import { ChannelStarter } from './channel/starter.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
@@ -47,6 +48,8 @@ const DEFAULT_AGENTS_DIR = fileURLToPath(new URL('../agents', import.meta.url));
 /** How long shutdown waits for pending memory updates (one model call each). */
 const MEMORY_FLUSH_TIMEOUT_MS = 10_000;
 const DEFAULT_SKILLS_DIR = fileURLToPath(new URL('../skills', import.meta.url));
+/** How long a process holds a channel's exclusive ingress without renewing; a dead holder is replaced this soon. */
+const INGRESS_LEASE_TTL_MS = 15_000;
 
 /**
  * Wires the straight line of DESIGN.md: channels → bus → manager → runtime, plus the gateway.
@@ -90,7 +93,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // With Redis every process adds to and works from one durable queue; else the embedded default.
   const bus: InboundBus = config.redis.url === undefined ? new InProcessBus(busOptions) : new RedisBus({ ...busOptions, url: config.redis.url, prefix: config.redis.key_prefix });
   const adapters = new Map<string, ChannelAdapter>();
-  const starter = new ChannelStarter({ logger });
+  const starter = new ChannelStarter({
+    logger,
+    // Several processes share the deployment through Redis: exclusive ingress runs in one of them.
+    ...(config.redis.url === undefined ? {} : { lease: new RedisIngressLease(config.redis.url, config.redis.key_prefix, INGRESS_LEASE_TTL_MS) }),
+    leaseTtlMs: INGRESS_LEASE_TTL_MS,
+    leaseCheckMs: INGRESS_LEASE_TTL_MS / 3,
+  });
   const users = new UsersRepo(database.db);
   const connections = new ChannelConnections({
     db: database.db,
@@ -98,7 +107,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     platforms: options.platforms,
     isRunning: (name) => {
       const adapter = adapters.get(name);
-      return adapter !== undefined && starter.status(adapter).running;
+      const status = adapter === undefined ? undefined : starter.status(adapter);
+      return status !== undefined && (status.running || status.standby === true);
     },
     logger: logger.child({ component: 'connections' }),
   });
@@ -163,6 +173,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       // Intake first; egress stays up so in-flight replies still get their final edit.
       await starter.stop();
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
+      await starter.releaseLeases();
       clearInterval(housekeeping);
       manager.stop();
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');

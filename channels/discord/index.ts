@@ -73,6 +73,8 @@ export function createDiscordChannel(config: DiscordConfig, deps: ChannelDeps): 
     name: 'discord',
     displayName: 'Discord',
     capabilities: DISCORD_CAPABILITIES,
+    // A second gateway session would receive every event again.
+    exclusiveIngress: true,
     egress: createDiscordEgress({ api, gate, typing, logger, now: deps.now }),
     files: createDiscordFiles({ api, gate, logger }),
     start: () => ingress.start(),

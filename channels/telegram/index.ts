@@ -51,6 +51,8 @@ export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps)
     name: 'telegram',
     displayName: 'Telegram',
     capabilities: TELEGRAM_CAPABILITIES,
+    // Telegram refuses a second long poller (409 Conflict).
+    exclusiveIngress: true,
     egress: createTelegramEgress({ api: bot.api, gate, logger, now: deps.now }),
     files: createTelegramFiles({ api: bot.api, token: config.bot_token, apiRoot: config.api_root, gate, logger }),
     start: () => ingress.start(),

@@ -1,5 +1,6 @@
 import { ChannelError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { IngressLease } from './ingress-lease.js';
 import type { ChannelAdapter, ChannelStatus } from './types.js';
 
 export interface ChannelStarterOptions {
@@ -10,17 +11,36 @@ export interface ChannelStarterOptions {
   maxRetryDelayMs?: number;
   /** [0, 1); spreads the retries of several processes. Default `Math.random`. */
   random?: () => number;
+  /**
+   * Present when several processes share the deployment: a channel with `exclusiveIngress` runs
+   * its ingress only in the process holding its lease; the others stand by.
+   */
+  lease?: IngressLease;
+  /** How often a held lease is renewed and a standby process tries to take it. Default 5 s; give the lease a TTL of about three times this. */
+  leaseCheckMs?: number;
+  /** How long a held lease lasts without a renewal; after it, a process that cannot reach Redis steps down. Default 15 s. */
+  leaseTtlMs?: number;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now?: () => number;
 }
 
 const DEFAULT_FIRST_RETRY_DELAY_MS = 5_000;
 const DEFAULT_MAX_RETRY_DELAY_MS = 5 * 60_000;
+const DEFAULT_LEASE_CHECK_MS = 5_000;
+const DEFAULT_LEASE_TTL_MS = 15_000;
 
 /** A channel that is not running because of its start, and what happens next. */
 interface StartFailure {
   reason: string;
   /** Set while another attempt is scheduled. */
   retryTimer?: ReturnType<typeof setTimeout>;
-  delayMs: number;
+}
+
+/** Where a channel with exclusive ingress stands in a shared deployment. */
+interface LeaseState {
+  isHeld: boolean;
+  lastRenewedAt: number;
+  timer?: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -30,34 +50,70 @@ interface StartFailure {
  * (`CHANNEL_UNAVAILABLE`) is tried again with exponential backoff and jitter, so a server that
  * booted during a platform outage (or before its network was up) recovers by itself. Refused
  * credentials and bad configuration stay failed: they need the operator and a restart.
+ *
+ * Scaled out (`lease` given), a channel whose ingress must be unique (`exclusiveIngress`:
+ * Telegram polling, the Discord gateway) starts only in the process holding its lease and is
+ * renewed there; the other processes stand by, try to take the lease every `leaseCheckMs`, and
+ * still deliver replies (egress needs no ingress). A holder that loses its lease stops ingress.
  */
 export class ChannelStarter {
   private readonly failures = new Map<string, StartFailure>();
-  private readonly attempts = new Set<Promise<void>>();
+  private readonly leases = new Map<string, LeaseState>();
+  private readonly attempts = new Set<Promise<unknown>>();
   private isStopped = false;
+  private readonly now: () => number;
 
-  constructor(private readonly options: ChannelStarterOptions) {}
+  constructor(private readonly options: ChannelStarterOptions) {
+    this.now = options.now ?? Date.now;
+  }
 
-  /** Resolves once every channel had its first attempt. Never rejects. */
+  /** Resolves once every channel had its first attempt (or its first try for the lease). Never rejects. */
   async startAll(adapters: readonly ChannelAdapter[]): Promise<void> {
-    await Promise.all(adapters.map((adapter) => this.attempt(adapter, this.options.firstRetryDelayMs ?? DEFAULT_FIRST_RETRY_DELAY_MS)));
+    await Promise.all(
+      adapters.map((adapter) =>
+        adapter.exclusiveIngress && this.options.lease ? this.checkLease(adapter) : this.attempt(adapter, this.firstRetryDelayMs()),
+      ),
+    );
   }
 
   /** What `/health` shows for `adapter`. */
   status(adapter: ChannelAdapter): ChannelStatus {
+    const lease = this.leases.get(adapter.name);
+    if (lease !== undefined && !lease.isHeld) {
+      return { running: false, standby: true, reason: `standby: another process runs the ${adapter.displayName} connection` };
+    }
     const failure = this.failures.get(adapter.name);
     if (failure === undefined) return adapter.status();
     return { running: false, reason: failure.retryTimer === undefined ? failure.reason : `${failure.reason} (retrying)` };
   }
 
-  /** No more retries; resolves once an attempt under way has ended, so the caller can stop the adapters. */
+  /** No more retries or lease checks; resolves once an attempt under way has ended, so the caller can stop the adapters. */
   async stop(): Promise<void> {
     this.isStopped = true;
     for (const failure of this.failures.values()) {
       clearTimeout(failure.retryTimer);
       failure.retryTimer = undefined;
     }
+    for (const lease of this.leases.values()) clearTimeout(lease.timer);
     await Promise.allSettled([...this.attempts]);
+  }
+
+  /** Gives up the leases this process holds (after its adapters stopped), so another process takes over at once. */
+  async releaseLeases(): Promise<void> {
+    const { lease } = this.options;
+    if (lease === undefined) return;
+    await Promise.allSettled([...this.leases].filter(([, state]) => state.isHeld).map(([channel]) => lease.release(channel)));
+    await lease.close();
+  }
+
+  private firstRetryDelayMs(): number {
+    return this.options.firstRetryDelayMs ?? DEFAULT_FIRST_RETRY_DELAY_MS;
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.attempts.add(work);
+    void work.finally(() => this.attempts.delete(work)).catch(() => undefined);
+    return work;
   }
 
   private attempt(adapter: ChannelAdapter, delayMs: number): Promise<void> {
@@ -69,7 +125,7 @@ export class ChannelStarter {
       },
       (error: unknown) => {
         const reason = adapter.status().reason ?? describeError(error).message;
-        const failure: StartFailure = { reason, delayMs };
+        const failure: StartFailure = { reason };
         this.failures.set(adapter.name, failure);
         const isTransient = error instanceof ChannelError && error.code === 'CHANNEL_UNAVAILABLE';
         if (!isTransient || this.isStopped) {
@@ -80,13 +136,47 @@ export class ChannelStarter {
         logger.warn({ channel: adapter.name, err: describeError(error), retryInMs: waitMs }, 'channel failed to start');
         failure.retryTimer = setTimeout(() => {
           failure.retryTimer = undefined;
+          // A standby process does not start ingress, whatever failed while it held the lease.
+          if (this.leases.get(adapter.name)?.isHeld === false) return;
           void this.attempt(adapter, Math.min(delayMs * 2, this.options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS));
         }, waitMs);
         failure.retryTimer.unref();
       },
     );
-    this.attempts.add(work);
-    void work.finally(() => this.attempts.delete(work));
-    return work;
+    return this.track(work);
+  }
+
+  /** One lease check: take it (and start), renew it, or step down when it is gone. Schedules the next. */
+  private checkLease(adapter: ChannelAdapter): Promise<void> {
+    const lease = this.options.lease as IngressLease;
+    const state = this.leases.get(adapter.name) ?? { isHeld: false, lastRenewedAt: 0 };
+    this.leases.set(adapter.name, state);
+    const work = (async () => {
+      let holds: boolean;
+      try {
+        holds = state.isHeld ? await lease.renew(adapter.name) : await lease.acquire(adapter.name);
+        if (holds) state.lastRenewedAt = this.now();
+      } catch (error) {
+        // Redis unreachable: keep going while the lease surely has not run out, then step down.
+        holds = state.isHeld && this.now() - state.lastRenewedAt < (this.options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS) / 2;
+        this.options.logger.warn({ channel: adapter.name, err: describeError(error), holds }, 'ingress lease not checked');
+      }
+      if (holds && !state.isHeld && !this.isStopped) {
+        state.isHeld = true;
+        this.options.logger.info({ channel: adapter.name }, 'ingress lease taken; starting the channel');
+        await this.attempt(adapter, this.firstRetryDelayMs());
+      } else if (!holds && state.isHeld) {
+        state.isHeld = false;
+        this.options.logger.warn({ channel: adapter.name }, 'ingress lease lost; stopping the channel');
+        clearTimeout(this.failures.get(adapter.name)?.retryTimer);
+        this.failures.delete(adapter.name);
+        await adapter.stop().catch((error: unknown) => this.options.logger.warn({ channel: adapter.name, err: describeError(error) }, 'channel did not stop cleanly'));
+      }
+    })();
+    return this.track(work).finally(() => {
+      if (this.isStopped) return;
+      state.timer = setTimeout(() => void this.checkLease(adapter), this.options.leaseCheckMs ?? DEFAULT_LEASE_CHECK_MS);
+      state.timer.unref();
+    });
   }
 }

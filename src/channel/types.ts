@@ -210,6 +210,8 @@ export interface ChannelEgress {
 
 export interface ChannelStatus {
   running: boolean;
+  /** Another process of the deployment runs this channel's ingress; this one delivers replies. */
+  standby?: boolean;
   /** Why it is not running; secret-free. */
   reason?: string;
 }
@@ -242,6 +244,13 @@ export interface ChannelAdapter {
   readonly capabilities: ChannelCapabilities;
   readonly egress: ChannelEgress;
   readonly files?: ChannelFiles;
+  /**
+   * Ingress is the bot's one connection (Telegram long polling: a second poller is refused; the
+   * Discord gateway: a second session gets every event again). With several processes only the
+   * one holding the channel's lease runs it. Default false: the platform spreads events over
+   * several connections (Slack Socket Mode, Feishu, DingTalk) or sends them by webhook.
+   */
+  readonly exclusiveIngress?: boolean;
   /** Starts ingress (polling, sockets). Rejects with a `ChannelError` when the platform refuses us. */
   start(): Promise<void>;
   /** Stops ingress; in-flight acknowledgements finish first. */

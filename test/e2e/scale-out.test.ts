@@ -46,7 +46,7 @@ channels:
     await redis.quit();
   });
 
-  it('answers through the Redis queue, each message once', async () => {
+  it('answers through the Redis queue, each message once, and holds the Telegram connection', async () => {
     const server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
     servers.push(server);
     expect(server.logs.find((entry) => entry.msg === 'server listening')).toMatchObject({ database: 'postgres', bus: 'redis' });
@@ -56,5 +56,32 @@ channels:
       await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.replyTo === sent[i]?.message_id && m.text === `Echo: hello from ${chatId}`), 15_000);
     }
     expect(model.requests).toHaveLength(chats.length);
+  });
+
+  it('runs Telegram polling in one process while both answer; the other takes over when it stops', async () => {
+    const [first] = servers as [ServerProcess];
+    const second = await startServerProcess(['--config', writeConfig(configYaml()).path]);
+    servers.push(second);
+    const health = async (server: ServerProcess) =>
+      ((await (await fetch(`${server.url}/health`)).json()) as { channels: Record<string, unknown> }).channels.telegram;
+    expect(await health(first)).toEqual({ running: true });
+    expect(await health(second)).toEqual({ running: false, standby: true, reason: 'standby: another process runs the Telegram connection' });
+
+    // Both processes' workers answer; every message exactly once.
+    const requestsBefore = model.requests.length;
+    const chats = Array.from({ length: 8 }, (_, i) => 7100 + i);
+    const sent = chats.map((chatId) => telegram.sendUserMessage({ chatId, chatType: 'private', text: `both ${chatId}` }));
+    for (const [i, chatId] of chats.entries()) {
+      await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.replyTo === sent[i]?.message_id && m.text === `Echo: both ${chatId}`), 15_000);
+    }
+    expect(chats.map((chatId) => telegram.botMessages(chatId).length)).toEqual(chats.map(() => 1));
+    expect(model.requests.length - requestsBefore).toBe(chats.length);
+
+    // The polling process shuts down (and gives the lease up): the standby starts polling.
+    await first.stop();
+    await second.waitForLog((entry) => entry.msg === 'channel started' && entry.channel === 'telegram', 15_000);
+    expect(await health(second)).toEqual({ running: true });
+    const after = telegram.sendUserMessage({ chatId: 7200, chatType: 'private', text: 'still there?' });
+    await telegram.waitFor(() => telegram.botMessages(7200).find((m) => m.replyTo === after.message_id && m.text === 'Echo: still there?'), 15_000);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ChannelStarter } from '../../../src/channel/starter.js';
+import type { IngressLease } from '../../../src/channel/ingress-lease.js';
 import type { ChannelAdapter, ChannelStatus } from '../../../src/channel/types.js';
 import { ChannelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
@@ -17,6 +18,7 @@ class ScriptedAdapter {
   constructor(
     readonly name: string,
     private readonly script: Error[],
+    readonly exclusiveIngress = false,
   ) {}
 
   get displayName(): string {
@@ -125,5 +127,116 @@ describe('ChannelStarter', () => {
       expect(adapter.starts).toBe(2);
       await channels.stop();
     }
+  });
+});
+
+/** Leases of several "processes" in one Map, with expiry on the fake clock; `isDown` = Redis unreachable. */
+class SharedLeases {
+  readonly holders = new Map<string, { holder: string; expiresAt: number }>();
+  isDown = false;
+  constructor(private readonly ttlMs: number) {}
+
+  for(holder: string): IngressLease {
+    const check = () => {
+      if (this.isDown) throw new Error('connect ECONNREFUSED');
+    };
+    const current = (channel: string) => {
+      const lease = this.holders.get(channel);
+      return lease !== undefined && lease.expiresAt > Date.now() ? lease : undefined;
+    };
+    return {
+      acquire: async (channel) => {
+        check();
+        const lease = current(channel);
+        if (lease !== undefined && lease.holder !== holder) return false;
+        this.holders.set(channel, { holder, expiresAt: Date.now() + this.ttlMs });
+        return true;
+      },
+      renew: async (channel) => {
+        check();
+        if (current(channel)?.holder !== holder) return false;
+        this.holders.set(channel, { holder, expiresAt: Date.now() + this.ttlMs });
+        return true;
+      },
+      release: async (channel) => {
+        if (current(channel)?.holder === holder) this.holders.delete(channel);
+      },
+      close: async () => undefined,
+    };
+  }
+}
+
+describe('ChannelStarter with an ingress lease (several processes)', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  const TTL = 3000;
+  const process = (leases: SharedLeases, holder: string) =>
+    new ChannelStarter({ logger: silentLogger(), lease: leases.for(holder), leaseTtlMs: TTL, leaseCheckMs: 1000, firstRetryDelayMs: 1000, random: () => 0.5 });
+
+  it('runs exclusive ingress in one process; the other stands by and takes over when the holder stops', async () => {
+    const leases = new SharedLeases(TTL);
+    const [inA, inB] = [new ScriptedAdapter('telegram', [], true), new ScriptedAdapter('telegram', [], true)];
+    const [a, b] = [process(leases, 'a'), process(leases, 'b')];
+    await a.startAll([inA as unknown as ChannelAdapter]);
+    await b.startAll([inB as unknown as ChannelAdapter]);
+    expect([inA.starts, inB.starts]).toEqual([1, 0]);
+    expect(a.status(inA as unknown as ChannelAdapter)).toEqual({ running: true });
+    expect(b.status(inB as unknown as ChannelAdapter)).toEqual({ running: false, standby: true, reason: 'standby: another process runs the telegram connection' });
+    // The holder keeps renewing: the standby never gets in.
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(inB.starts).toBe(0);
+    // The holder shuts down cleanly and gives the lease up: the standby starts at its next check.
+    await a.stop();
+    await inA.stop();
+    await a.releaseLeases();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(inB.starts).toBe(1);
+    expect(b.status(inB as unknown as ChannelAdapter)).toEqual({ running: true });
+    await b.stop();
+  });
+
+  it('takes over from a holder that died once its lease ran out', async () => {
+    const leases = new SharedLeases(TTL);
+    const [inA, inB] = [new ScriptedAdapter('telegram', [], true), new ScriptedAdapter('telegram', [], true)];
+    const [a, b] = [process(leases, 'a'), process(leases, 'b')];
+    await a.startAll([inA as unknown as ChannelAdapter]);
+    await b.startAll([inB as unknown as ChannelAdapter]);
+    await a.stop(); // Dies: no more renewals, no release.
+    await vi.advanceTimersByTimeAsync(TTL - 1000);
+    expect(inB.starts).toBe(0);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(inB.starts).toBe(1);
+    await b.stop();
+  });
+
+  it('stops ingress when its lease was taken over, and when Redis stays unreachable for half the lease', async () => {
+    const leases = new SharedLeases(TTL);
+    const adapter = new ScriptedAdapter('telegram', [], true);
+    const a = process(leases, 'a');
+    await a.startAll([adapter as unknown as ChannelAdapter]);
+    leases.holders.set('telegram', { holder: 'someone else', expiresAt: Date.now() + 60_000 });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(adapter.stops).toBe(1);
+    expect(a.status(adapter as unknown as ChannelAdapter).standby).toBe(true);
+
+    leases.holders.delete('telegram');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(adapter.starts).toBe(2);
+    leases.isDown = true;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(adapter.stops).toBe(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(adapter.stops).toBe(2);
+    await a.stop();
+  });
+
+  it('starts channels without exclusive ingress in every process', async () => {
+    const leases = new SharedLeases(TTL);
+    const [inA, inB] = [new ScriptedAdapter('feishu', []), new ScriptedAdapter('feishu', [])];
+    await process(leases, 'a').startAll([inA as unknown as ChannelAdapter]);
+    await process(leases, 'b').startAll([inB as unknown as ChannelAdapter]);
+    expect([inA.starts, inB.starts]).toEqual([1, 1]);
+    expect(leases.holders.size).toBe(0);
   });
 });
