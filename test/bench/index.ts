@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only telegram,slack,discord,feishu,dingtalk,tools,github --chats N --messages M --conversations K --turns T --database-url postgres://…]`:
+ * `npm run bench [-- --only telegram,slack,discord,feishu,dingtalk,tools,github,scale-out --chats N --messages M --conversations K --turns T --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -11,12 +11,13 @@ import { runGitHubBench } from './github.js';
 import { printPlatformComparison } from './platforms.js';
 import { runSlackBench } from './slack.js';
 import { type PlatformFigures, runTelegramBench } from './telegram.js';
+import { runScaleOutBench } from './scale-out.js';
 import { runToolBench } from './tools.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github'] as const;
+const BENCHES = ['telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'scale-out'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     conversations: { type: 'string', default: '10000' },
     turns: { type: 'string', default: '30' },
     'database-url': { type: 'string' },
+    'redis-url': { type: 'string' },
   },
 });
 
@@ -57,5 +59,13 @@ if (only.has('tools')) {
   await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });
 }
 if (only.has('github')) await runGitHubBench();
+if (only.has('scale-out')) {
+  await runScaleOutBench({
+    chats: Number(values.chats),
+    messagesPerChat: Number(values.messages),
+    databaseUrl: values['database-url'] ?? process.env.DATABASE_URL,
+    redisUrl: values['redis-url'] ?? process.env.REDIS_URL,
+  });
+}
 // Fakes and watchers hold timers; the figures are printed, so end here.
 process.exit(0);

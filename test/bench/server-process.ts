@@ -94,6 +94,8 @@ export async function startChatBenchServer(options: {
   model: FakeOpenAI;
   channel: string;
   databaseUrl?: string | undefined;
+  /** Top-level YAML added to the config as is (e.g. a `redis:` block). */
+  extraConfig?: string;
 }): Promise<ChildProcess> {
   const { model, databaseUrl } = options;
   const dir = temporaryDir();
@@ -103,6 +105,7 @@ export async function startChatBenchServer(options: {
     `server: { port: 0 }
 data_dir: ${join(dir, 'data')}
 ${databaseUrl ? `database: { url: "${databaseUrl}" }` : ''}
+${options.extraConfig ?? ''}
 log: { level: info }  # the bench reads the "server listening" line
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }

@@ -24,7 +24,7 @@ export interface TelegramBenchOptions {
 }
 
 /** Each chat sends its next message when the previous one's final text is on screen. */
-async function drive(telegram: FakeTelegram, chats: number, perChat: number, firstChatId: number): Promise<LatencySummary> {
+export async function drive(telegram: FakeTelegram, chats: number, perChat: number, firstChatId: number): Promise<LatencySummary> {
   const watcher = new FinalWatcher(telegram);
   const latencies: number[] = [];
   const startedAt = Date.now();
