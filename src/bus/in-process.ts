@@ -1,6 +1,7 @@
 import type { InboundMessage, InboundReservation } from '../channel/types.js';
 import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { Reservations } from './reservations.js';
 import type { BusStats, BusStopReport, InboundBus, InboundHandler } from './types.js';
 
 export interface InProcessBusOptions {
@@ -16,12 +17,9 @@ const REFUSAL_LOG_INTERVAL_MS = 1000;
 /** The embedded default: a bounded FIFO in memory and a fixed pool of async workers. */
 export class InProcessBus implements InboundBus {
   private readonly queue: InboundMessage[] = [];
-  private reserved = 0;
+  private readonly reservations = new Reservations();
   private refused = 0;
   private lastRefusalLogAt = Number.NEGATIVE_INFINITY;
-  private isOpen = true;
-  /** Bumped on stop so reservations taken before it can no longer commit. */
-  private generation = 0;
   private readonly idleWorkers: ((message: InboundMessage | undefined) => void)[] = [];
   private readonly inFlight = new Map<Promise<void>, AbortController>();
   private workers: Promise<void>[] = [];
@@ -32,44 +30,23 @@ export class InProcessBus implements InboundBus {
   }
 
   async reserve(): Promise<InboundReservation> {
-    if (!this.isOpen) throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake is closed');
-    if (this.queue.length + this.reserved >= this.options.maxQueued) {
+    this.reservations.assertOpen();
+    if (this.queue.length + this.reservations.count >= this.options.maxQueued) {
       this.refused++;
       this.logRefusal();
       throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full');
     }
-    this.reserved++;
-    const generation = this.generation;
-    let settled = false;
-    const settle = () => {
-      if (settled) return false;
-      settled = true;
-      if (generation === this.generation) this.reserved--;
-      return true;
-    };
-    return {
-      commit: async (message) => {
-        if (generation !== this.generation || !this.isOpen) {
-          settle();
-          throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake closed before the message was committed');
-        }
-        if (!settle()) throw new AppError('INTERNAL', 'reservation already used');
-        this.enqueue(message);
-      },
-      release: () => void settle(),
-    };
+    return this.reservations.take((message) => this.enqueue(message));
   }
 
   start(handler: InboundHandler): void {
     if (this.workers.length > 0) throw new AppError('INTERNAL', 'bus already started');
-    this.isOpen = true;
+    this.reservations.open();
     this.workers = Array.from({ length: this.options.concurrency }, () => this.work(handler));
   }
 
   async stop(graceMs: number): Promise<BusStopReport> {
-    this.isOpen = false;
-    this.generation++;
-    this.reserved = 0;
+    this.reservations.close();
     const discarded = this.queue.length;
     this.queue.length = 0;
     for (const wake of this.idleWorkers.splice(0)) wake(undefined);
@@ -105,7 +82,7 @@ export class InProcessBus implements InboundBus {
   private next(): Promise<InboundMessage | undefined> {
     const message = this.queue.shift();
     if (message) return Promise.resolve(message);
-    if (!this.isOpen) return Promise.resolve(undefined);
+    if (!this.reservations.isOpen) return Promise.resolve(undefined);
     return new Promise((resolve) => this.idleWorkers.push(resolve));
   }
 

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { InboundMessage, InboundReservation } from '../channel/types.js';
 import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { Reservations } from './reservations.js';
 import type { BusStats, BusStopReport, InboundBus, InboundHandler } from './types.js';
 
 export interface RedisBusOptions {
@@ -40,10 +41,8 @@ export class RedisBus implements InboundBus {
   private worker: { worker: Worker<InboundMessage>; connection: Redis } | undefined;
   private readonly adds = new Set<Promise<unknown>>();
   private readonly inFlight = new Map<string, AbortController>();
-  private reserved = 0;
+  private readonly reservations = new Reservations();
   private refused = 0;
-  private isOpen = true;
-  private generation = 0;
   private handled = 0;
 
   constructor(private readonly options: RedisBusOptions) {
@@ -54,37 +53,18 @@ export class RedisBus implements InboundBus {
   }
 
   async reserve(): Promise<InboundReservation> {
-    if (!this.isOpen) throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake is closed');
+    this.reservations.assertOpen();
     const waiting = await this.queue.getWaitingCount();
-    if (waiting + this.reserved >= this.options.maxQueued) {
+    if (waiting + this.reservations.count >= this.options.maxQueued) {
       this.refused++;
       throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full');
     }
-    this.reserved++;
-    const generation = this.generation;
-    let settled = false;
-    const settle = () => {
-      if (settled) return false;
-      settled = true;
-      if (generation === this.generation) this.reserved--;
-      return true;
-    };
-    return {
-      commit: async (message) => {
-        if (generation !== this.generation || !this.isOpen) {
-          settle();
-          throw new AppError('INBOUND_QUEUE_CLOSED', 'inbound intake closed before the message was committed');
-        }
-        if (!settle()) throw new AppError('INTERNAL', 'reservation already used');
-        await this.add(message);
-      },
-      release: () => void settle(),
-    };
+    return this.reservations.take((message) => this.add(message));
   }
 
   start(handler: InboundHandler): void {
     if (this.worker) throw new AppError('INTERNAL', 'bus already started');
-    this.isOpen = true;
+    this.reservations.open();
     // A worker blocks its connection while it waits for jobs: it gets its own.
     const connection = this.connection.duplicate();
     const worker = new Worker<InboundMessage>(QUEUE_NAME, (job) => this.handle(job, handler), {
@@ -102,9 +82,7 @@ export class RedisBus implements InboundBus {
    * nothing is discarded.
    */
   async stop(graceMs: number): Promise<BusStopReport> {
-    this.isOpen = false;
-    this.generation++;
-    this.reserved = 0;
+    this.reservations.close();
     await Promise.allSettled([...this.adds]);
     const pending = this.inFlight.size;
     let cancelled = 0;
