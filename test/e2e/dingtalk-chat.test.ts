@@ -26,75 +26,66 @@ channels:
   return server;
 }
 
-describe.skipIf(!isRegistered)('chatting in DingTalk with an AI card template', () => {
-  let dingtalk: FakeDingTalk;
-  let model: FakeOpenAI;
-  let server: ServerProcess;
-
+/** A fresh fake DingTalk, fake model and server for the enclosing `describe`, with `cardTemplateId`. */
+function useServer(cardTemplateId: string): { dingtalk: FakeDingTalk; model: FakeOpenAI } {
+  const running = {} as { dingtalk: FakeDingTalk; model: FakeOpenAI };
+  let server: ServerProcess | undefined;
   beforeAll(async () => {
-    dingtalk = new FakeDingTalk();
-    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
-    await Promise.all([dingtalk.start(), model.start()]);
-    server = await bootServer(dingtalk, model, 'e2e-template.schema');
+    running.dingtalk = new FakeDingTalk();
+    running.model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+    await Promise.all([running.dingtalk.start(), running.model.start()]);
+    server = await bootServer(running.dingtalk, running.model, cardTemplateId);
   });
   afterAll(async () => {
     await server?.stop();
-    await Promise.all([dingtalk?.stop(), model?.stop()]);
+    await Promise.all([running.dingtalk?.stop(), running.model?.stop()]);
   });
+  return running;
+}
+
+describe.skipIf(!isRegistered)('chatting in DingTalk with an AI card template', () => {
+  const running = useServer('e2e-template.schema');
 
   it('answers a P2P message in one AI card: created at once, streamed no faster than 800 ms, finalized', async () => {
     const words = Array.from({ length: 24 }, (_, i) => `word${i} `);
-    model.enqueue({ chunks: words, chunkDelayMs: 150 });
-    const question = await dingtalk.sendUserMessage({ chat: 'private', userId: 'staffe2e01', text: 'Tell me a story' });
-    const card = await dingtalk.waitFor(() => dingtalk.botMessages('staffe2e01').find((m) => m.kind === 'card' && m.isFinalized), 20_000);
-    expect(dingtalk.isAcked(question.streamMessageId)).toBe(true);
+    running.model.enqueue({ chunks: words, chunkDelayMs: 150 });
+    const question = await running.dingtalk.sendUserMessage({ chat: 'private', userId: 'staffe2e01', text: 'Tell me a story' });
+    const card = await running.dingtalk.waitFor(() => running.dingtalk.botMessages('staffe2e01').find((m) => m.kind === 'card' && m.isFinalized), 20_000);
+    expect(running.dingtalk.isAcked(question.streamMessageId)).toBe(true);
     expect(card.history[0]).toBe(WORKING);
     expect(card.text).toBe(words.join(''));
     expect(card.history.length).toBeGreaterThanOrEqual(3);
-    const streamed = dingtalk.calls.filter((c) => c.path === '/v1.0/card/streaming' && c.body.outTrackId === card.id);
+    const streamed = running.dingtalk.calls.filter((c) => c.path === '/v1.0/card/streaming' && c.body.outTrackId === card.id);
     const partials = streamed.filter((c) => c.body.isFinalize !== true);
     const gaps = partials.slice(1).map((c, i) => c.at - (partials[i]?.at ?? 0));
     expect(gaps.filter((gap) => gap < 800)).toEqual([]);
     expect(streamed.at(-1)?.body).toMatchObject({ isFinalize: true, content: words.join('') });
-    expect(dingtalk.botMessages('staffe2e01')).toHaveLength(1);
+    expect(running.dingtalk.botMessages('staffe2e01')).toHaveLength(1);
   });
 });
 
 describe.skipIf(!isRegistered)('chatting in DingTalk without a card template', () => {
-  let dingtalk: FakeDingTalk;
-  let model: FakeOpenAI;
-  let server: ServerProcess;
-
-  beforeAll(async () => {
-    dingtalk = new FakeDingTalk();
-    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
-    await Promise.all([dingtalk.start(), model.start()]);
-    server = await bootServer(dingtalk, model, '');
-  });
-  afterAll(async () => {
-    await server?.stop();
-    await Promise.all([dingtalk?.stop(), model?.stop()]);
-  });
+  const running = useServer('');
 
   it('answers a group mention with the working text, then the final as markdown, and keeps the conversation', async () => {
-    const question = await dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e02', text: 'what is `ls`?' });
-    await dingtalk.waitFor(() => dingtalk.botMessages(question.chatId).find((m) => m.kind === 'markdown'), 20_000);
-    const [ack, final] = dingtalk.botMessages(question.chatId);
+    const question = await running.dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e02', text: 'what is `ls`?' });
+    await running.dingtalk.waitFor(() => running.dingtalk.botMessages(question.chatId).find((m) => m.kind === 'markdown'), 20_000);
+    const [ack, final] = running.dingtalk.botMessages(question.chatId);
     expect(ack).toMatchObject({ kind: 'text', text: WORKING, replyTo: question.msgId });
     // The echo's inline code became bold for sampleMarkdown.
     expect(final).toMatchObject({ kind: 'markdown', text: 'Echo: what is **ls**?', replyTo: question.msgId });
-    await dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e03', text: 'and then?' });
-    await dingtalk.waitFor(() => dingtalk.botMessages(question.chatId).find((m) => m.text === 'Echo: and then?'), 20_000);
+    await running.dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e03', text: 'and then?' });
+    await running.dingtalk.waitFor(() => running.dingtalk.botMessages(question.chatId).find((m) => m.text === 'Echo: and then?'), 20_000);
     // One conversation per group: the model saw the earlier question.
-    expect(model.requests.at(-1)?.messages.map((m) => m.content)).toContain('what is `ls`?');
+    expect(running.model.requests.at(-1)?.messages.map((m) => m.content)).toContain('what is `ls`?');
   });
 
   it('replies through the robot API after the session webhook expired', async () => {
-    const question = await dingtalk.sendUserMessage({ chat: 'private', userId: 'staffe2e04', text: 'late reply please' });
-    await dingtalk.waitFor(() => dingtalk.botMessages('staffe2e04').find((m) => m.text === WORKING), 20_000);
-    dingtalk.expireSessionWebhooks();
-    const final = await dingtalk.waitFor(() => dingtalk.botMessages('staffe2e04').find((m) => m.kind === 'markdown'), 20_000);
+    const question = await running.dingtalk.sendUserMessage({ chat: 'private', userId: 'staffe2e04', text: 'late reply please' });
+    await running.dingtalk.waitFor(() => running.dingtalk.botMessages('staffe2e04').find((m) => m.text === WORKING), 20_000);
+    running.dingtalk.expireSessionWebhooks();
+    const final = await running.dingtalk.waitFor(() => running.dingtalk.botMessages('staffe2e04').find((m) => m.kind === 'markdown'), 20_000);
     expect(final).toMatchObject({ via: 'robot', text: 'Echo: late reply please' });
-    expect(dingtalk.isAcked(question.streamMessageId)).toBe(true);
+    expect(running.dingtalk.isAcked(question.streamMessageId)).toBe(true);
   });
 });
