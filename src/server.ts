@@ -91,7 +91,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: logger.child({ component: 'bus' }),
   };
   // With Redis every process adds to and works from one durable queue; else the embedded default.
-  const bus: InboundBus = config.redis.url === undefined ? new InProcessBus(busOptions) : new RedisBus({ ...busOptions, url: config.redis.url, prefix: config.redis.key_prefix });
+  const bus: InboundBus = config.redis.url === undefined ? new InProcessBus(busOptions) : new RedisBus({ ...busOptions, url: config.redis.url, prefix: config.redis.key_prefix, handoverMs: config.redis.handover_seconds * 1000 });
   const adapters = new Map<string, ChannelAdapter>();
   const starter = new ChannelStarter({
     logger,
@@ -142,7 +142,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     adapters.set(adapter.name, adapter);
   }
   warnAboutShellAccess(config, logger);
-  bus.start((message, signal) => manager.handle(message, signal));
+  bus.start((message, signal, delivery) => manager.handle(message, signal, delivery));
   manager.start();
   const housekeeping = startHousekeeping(deliveries, logger);
   await starter.startAll([...adapters.values()]);

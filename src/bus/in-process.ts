@@ -13,6 +13,8 @@ export interface InProcessBusOptions {
 }
 
 const REFUSAL_LOG_INTERVAL_MS = 1000;
+/** In one process a message is handed over once: a crash loses the queue with it. */
+const FIRST_DELIVERY = { redelivered: false } as const;
 
 /** The embedded default: a bounded FIFO in memory and a fixed pool of async workers. */
 export class InProcessBus implements InboundBus {
@@ -91,7 +93,7 @@ export class InProcessBus implements InboundBus {
       const message = await this.next();
       if (!message) return;
       const controller = new AbortController();
-      const handled = handler(message, controller.signal).catch((error: unknown) => {
+      const handled = handler(message, controller.signal, FIRST_DELIVERY).catch((error: unknown) => {
         // The manager handles its own errors; reaching here is a bug, never a reason to stop a worker.
         this.options.logger.error({ channel: message.channel, err: describeError(error) }, 'inbound handler threw');
       });

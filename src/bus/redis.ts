@@ -17,19 +17,26 @@ export interface RedisBusOptions {
   logger: Logger;
   /** Key prefix; processes of one deployment share it. Default `deerflow`. */
   prefix?: string;
+  /**
+   * How soon a message whose process died mid-way is handed to another worker: its lock lasts
+   * half of this and is checked every half. Default 30 s.
+   */
+  handoverMs?: number;
 }
 
 const QUEUE_NAME = 'inbound';
 const JOB_NAME = 'message';
 /** Failed jobs kept for inspection (`bull:…:failed`); the handler reports its own errors, so few land there. */
 const FAILED_JOBS_KEPT = 1000;
+const DEFAULT_HANDOVER_MS = 30_000;
 
 /**
  * The scaled-out bus: one BullMQ queue in Redis that every process's ingress adds to and every
  * process's workers take from. An accepted message is in Redis before the caller acknowledges the
- * platform, survives the process that took it, and is handled by exactly one worker (a worker that
- * dies mid-message gives it back after BullMQ's stall check). Admission still never waits: a queue
- * holding `maxQueued` waiting messages refuses at once.
+ * platform, survives the process that took it, and is handled by one worker at a time: a worker
+ * whose process dies mid-message stops renewing its lock, and within `handoverMs` BullMQ hands
+ * the message to another (`redelivered`). Admission still never waits: a queue holding
+ * `maxQueued` waiting messages refuses at once.
  *
  * `commit` resolves once Redis holds the message; `stop` waits for adds under way. The job id is
  * derived from the platform's message id, so two processes receiving the same delivery enqueue it
@@ -71,6 +78,8 @@ export class RedisBus implements InboundBus {
       connection,
       prefix: this.options.prefix ?? 'deerflow',
       concurrency: this.options.concurrency,
+      lockDuration: (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 2,
+      stalledInterval: (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 2,
     });
     worker.on('error', (error) => this.options.logger.warn({ err: describeError(error) }, 'inbound worker error'));
     this.worker = { worker, connection };
@@ -138,7 +147,8 @@ export class RedisBus implements InboundBus {
     const key = `${job.id}\n${++this.handled}`;
     this.inFlight.set(key, controller);
     try {
-      await handler(job.data, controller.signal);
+      // BullMQ counts a job whose worker stopped renewing its lock (a dead process) as stalled.
+      await handler(job.data, controller.signal, { redelivered: job.stalledCounter > 0 });
     } catch (error) {
       // The manager handles its own errors; reaching here is a bug, never a reason to retry.
       this.options.logger.error({ channel: job.data.channel, err: describeError(error) }, 'inbound handler threw');

@@ -1,7 +1,16 @@
 import type { InboundIntake, InboundMessage } from '../channel/types.js';
 
+/** How a message reached the worker. */
+export interface Delivery {
+  /**
+   * A worker of a process that died had taken this message (the scaled-out bus hands it to another
+   * after its lock ran out). Its dedupe claim is the dead worker's, not a sign of a duplicate.
+   */
+  redelivered: boolean;
+}
+
 /** Handles one message; `signal` aborts when shutdown's grace period ran out. */
-export type InboundHandler = (message: InboundMessage, signal: AbortSignal) => Promise<void>;
+export type InboundHandler = (message: InboundMessage, signal: AbortSignal, delivery: Delivery) => Promise<void>;
 
 export interface BusStats {
   /** Accepted and waiting for a worker. */

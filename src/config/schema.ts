@@ -30,6 +30,12 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
           .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _')
           .default('deerflow')
           .describe('Prefix of every Redis key; the processes of one deployment share it, two deployments on one Redis must not.'),
+        handover_seconds: z
+          .number()
+          .min(1)
+          .max(600)
+          .default(30)
+          .describe('How soon a message whose process died mid-way is answered by another process.'),
       })
       .prefault({}),
     auth: z

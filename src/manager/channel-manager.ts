@@ -12,6 +12,8 @@ import type {
   Reply,
   ReplyTarget,
 } from '../channel/types.js';
+import type { Delivery } from '../bus/types.js';
+import { sleep } from '../channel/rate-gate.js';
 import { AppError, describeError, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
@@ -114,8 +116,11 @@ export class ChannelManager {
     return this.commands.map(({ name, description }) => ({ name, description }));
   }
 
-  /** The bus worker's handler: never throws. */
-  async handle(message: InboundMessage, signal: AbortSignal): Promise<void> {
+  /**
+   * The bus worker's handler: never throws. A `redelivered` message (its first worker died) runs
+   * despite the dedupe claim that worker left.
+   */
+  async handle(message: InboundMessage, signal: AbortSignal, delivery: Delivery = FIRST_DELIVERY): Promise<void> {
     const log = this.deps.logger.child({ channel: message.channel, chatId: message.chatId, messageId: message.messageId });
     const channel = this.deps.channel(message.channel);
     if (!channel) {
@@ -123,10 +128,11 @@ export class ChannelManager {
       return;
     }
     const key = dedupeKeyOf(message);
-    if (key && !(await this.acquire(key, log))) {
+    if (key && !delivery.redelivered && !(await this.acquire(key, log))) {
       log.info('duplicate delivery dropped');
       return;
     }
+    if (delivery.redelivered) log.warn('message taken over from a worker that died');
     log.info({ kind: message.kind, chars: message.text.length }, 'inbound accepted');
     let reply: Reply | undefined;
     try {
@@ -138,6 +144,7 @@ export class ChannelManager {
         await reply.finish(identified, FAILED);
         return;
       }
+      if (delivery.redelivered) await this.awaitDeadRun(identified, signal, log);
       const outcome =
         identified.kind === 'command'
           ? await this.handleCommand(identified, reply, channel, signal)
@@ -149,6 +156,23 @@ export class ChannelManager {
       await reply
         ?.finish(MESSAGES.internalError, FAILED)
         .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
+    }
+  }
+
+  /**
+   * A redelivered message's first worker died mid-run; that run still holds the thread until its
+   * lease runs out (30 s), and would make this attempt "busy". Waits for it, polling, up to
+   * {@link DEAD_RUN_WAIT_MS}.
+   */
+  private async awaitDeadRun(message: InboundMessage, signal: AbortSignal, log: Logger): Promise<void> {
+    const threadId = await this.deps.threads.find(message);
+    if (threadId === undefined) return;
+    const deadline = this.now() + DEAD_RUN_WAIT_MS;
+    while (!signal.aborted && this.now() < deadline) {
+      const thread = await this.deps.runtime.getThread(threadId, { withValues: false }).catch(() => undefined);
+      if (thread?.status !== 'busy') return;
+      log.info('waiting for the run of a worker that died to release the thread');
+      await sleep(DEAD_RUN_POLL_MS, signal).catch(() => undefined);
     }
   }
 
@@ -438,6 +462,10 @@ export class ChannelManager {
 
 /** The outcome of replies that say something went wrong (an error, a refusal, a busy thread). */
 const FAILED = { failed: true } as const;
+const FIRST_DELIVERY: Delivery = { redelivered: false };
+/** Longer than a run's lease (30 s): by then a dead process's run no longer holds its thread. */
+const DEAD_RUN_WAIT_MS = 40_000;
+const DEAD_RUN_POLL_MS = 1000;
 
 /** Reference §4.5: a run's recursion limit unless its channel or message sets another. */
 const DEFAULT_RECURSION_LIMIT = 100;

@@ -23,7 +23,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('scaled out on PostgreSQL and Redis',
 
   const configYaml = () => `server: { port: 0 }
 database: { url: "${database.url}" }
-redis: { url: "${redisUrl}", key_prefix: ${keyPrefix} }
+redis: { url: "${redisUrl}", key_prefix: ${keyPrefix}, handover_seconds: 2 }
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
 channels:
@@ -84,4 +84,31 @@ channels:
     const after = telegram.sendUserMessage({ chatId: 7200, chatType: 'private', text: 'still there?' });
     await telegram.waitFor(() => telegram.botMessages(7200).find((m) => m.replyTo === after.message_id && m.text === 'Echo: still there?'), 15_000);
   });
+
+  it('answers a message whose process was killed mid-answer from another process, in the same reply', async () => {
+    servers.push(await startServerProcess(['--config', writeConfig(configYaml()).path]));
+    const alive = servers.filter((server) => server.child.exitCode === null);
+    expect(alive).toHaveLength(2);
+    // The first attempt streams slowly, so the process can be killed in the middle of it.
+    let attempts = 0;
+    model.respond = () => (++attempts === 1 ? { chunks: Array.from({ length: 40 }, (_, i) => `slow${i} `), chunkDelayMs: 250 } : { text: 'Answered after the crash.' });
+    const chatId = 7300;
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'please survive a crash' });
+    const isThisMessage = (entry: Record<string, unknown>) => entry.msg === 'inbound accepted' && entry.messageId === String(question.message_id);
+    // Whichever process's worker took it from the queue.
+    const working = await Promise.any(
+      alive.map(async (server) => {
+        await server.waitForLog(isThisMessage, 15_000);
+        return server;
+      }),
+    );
+    await telegram.waitFor(() => telegram.botMessages(chatId).some((m) => m.text.startsWith('slow0')), 15_000);
+    working.child.kill('SIGKILL');
+
+    // The other process takes the message over (after the 2 s handover and the dead run's lease) and finishes the same reply.
+    const final = await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.text === 'Answered after the crash.'), 60_000);
+    expect(final.replyTo).toBe(question.message_id);
+    expect(telegram.botMessages(chatId)).toHaveLength(1);
+    expect(attempts).toBe(2);
+  }, 90_000);
 });

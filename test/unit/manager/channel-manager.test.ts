@@ -104,6 +104,18 @@ describe('ChannelManager', () => {
       expect(egress.outcomes).toEqual([true, false]);
     });
 
+    it('runs a message redelivered after its worker died, despite the dedupe claim that worker left', async () => {
+      runtime.scripts.push([values('first attempt')], [values('taken over')]);
+      const message = inbound('hello');
+      await manager.handle(message, signal);
+      // The same delivery again: a duplicate, dropped.
+      await manager.handle(message, signal);
+      expect(egress.finals).toEqual(['first attempt']);
+      // The bus says the worker that had it died: it runs.
+      await manager.handle(message, signal, { redelivered: true });
+      expect(egress.finals).toEqual(['first attempt', 'taken over']);
+    });
+
     it("tells the egress when the final is the agent's question, and only then", async () => {
       const question = {
         event: 'values',
