@@ -41,6 +41,8 @@ interface LeaseState {
   isHeld: boolean;
   lastRenewedAt: number;
   timer?: ReturnType<typeof setTimeout>;
+  /** The start begun when the lease was taken; renewals go on meanwhile (a start may take 30 s). */
+  starting?: Promise<void>;
 }
 
 /**
@@ -70,9 +72,11 @@ export class ChannelStarter {
   /** Resolves once every channel had its first attempt (or its first try for the lease). Never rejects. */
   async startAll(adapters: readonly ChannelAdapter[]): Promise<void> {
     await Promise.all(
-      adapters.map((adapter) =>
-        adapter.exclusiveIngress && this.options.lease ? this.checkLease(adapter) : this.attempt(adapter, this.firstRetryDelayMs()),
-      ),
+      adapters.map(async (adapter) => {
+        if (!adapter.exclusiveIngress || this.options.lease === undefined) return this.attempt(adapter, this.firstRetryDelayMs());
+        await this.checkLease(adapter);
+        await this.leases.get(adapter.name)?.starting;
+      }),
     );
   }
 
@@ -164,10 +168,12 @@ export class ChannelStarter {
       if (holds && !state.isHeld && !this.isStopped) {
         state.isHeld = true;
         this.options.logger.info({ channel: adapter.name }, 'ingress lease taken; starting the channel');
-        await this.attempt(adapter, this.firstRetryDelayMs());
+        state.starting = this.attempt(adapter, this.firstRetryDelayMs());
       } else if (!holds && state.isHeld) {
         state.isHeld = false;
         this.options.logger.warn({ channel: adapter.name }, 'ingress lease lost; stopping the channel');
+        // A start under way finishes first, so the stop below is not overtaken by it.
+        await state.starting;
         clearTimeout(this.failures.get(adapter.name)?.retryTimer);
         this.failures.delete(adapter.name);
         await adapter.stop().catch((error: unknown) => this.options.logger.warn({ channel: adapter.name, err: describeError(error) }, 'channel did not stop cleanly'));

@@ -196,6 +196,23 @@ describe('ChannelStarter with an ingress lease (several processes)', () => {
     await b.stop();
   });
 
+  it('keeps renewing the lease while a slow start is under way, so no second process starts', async () => {
+    const leases = new SharedLeases(TTL);
+    const [inA, inB] = [new ScriptedAdapter('telegram', [], true), new ScriptedAdapter('telegram', [], true)];
+    let release: () => void = () => undefined;
+    inA.hold = new Promise((resolve) => (release = resolve));
+    const [a, b] = [process(leases, 'a'), process(leases, 'b')];
+    const starting = a.startAll([inA as unknown as ChannelAdapter]);
+    await vi.advanceTimersByTimeAsync(0);
+    await b.startAll([inB as unknown as ChannelAdapter]);
+    await vi.advanceTimersByTimeAsync(3 * TTL);
+    expect([inA.starts, inB.starts]).toEqual([1, 0]);
+    release();
+    await starting;
+    expect(a.status(inA as unknown as ChannelAdapter)).toEqual({ running: true });
+    await Promise.all([a.stop(), b.stop()]);
+  });
+
   it('takes over from a holder that died once its lease ran out', async () => {
     const leases = new SharedLeases(TTL);
     const [inA, inB] = [new ScriptedAdapter('telegram', [], true), new ScriptedAdapter('telegram', [], true)];
