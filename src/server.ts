@@ -5,7 +5,9 @@ import { InProcessBus } from './bus/in-process.js';
 import { RedisBus } from './bus/redis.js';
 import type { InboundBus } from './bus/types.js';
 import { ChannelConnections } from './accounts/connections.js';
+import { Redis } from 'ioredis';
 import { RedisIngressLease } from './channel/ingress-lease.js';
+import { InProcessRequestWindow, RedisRequestWindow } from './channel/request-window.js';
 import { ChannelStarter } from './channel/starter.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
@@ -133,9 +135,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     agentsDir,
     findUserId: async (idOrName: string) => (await users.findByIdOrName(idOrName))?.id,
   };
+  // Request budgets: shared through Redis by every process when scaled out.
+  const windowsRedis = config.redis.url === undefined ? undefined : new Redis(config.redis.url, { maxRetriesPerRequest: 1 });
+  windowsRedis?.on('error', (error: unknown) => logger.warn({ err: describeError(error) }, 'Redis connection error (request budgets)'));
   const perPlatform = (name: string) => ({
     deliveries: deliveries.forPlatform(name),
     state: channelState.forPlatform(name),
+    requestWindow: (window: string, perWindow: number, windowMs: number) =>
+      windowsRedis === undefined
+        ? new InProcessRequestWindow(perWindow, windowMs)
+        : new RedisRequestWindow(windowsRedis, `${config.redis.key_prefix}:window:${name}:${window}`, perWindow, windowMs),
     ...(connections.offersBinding(name) ? { binder: connections } : {}),
   });
   for (const adapter of createEnabledChannels(options, deps, perPlatform)) {
@@ -174,6 +183,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await starter.stop();
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
       await starter.releaseLeases();
+      await windowsRedis?.quit().catch(() => undefined);
       clearInterval(housekeeping);
       manager.stop();
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
@@ -200,8 +210,8 @@ function warnAboutShellAccess(config: Config, logger: Logger): void {
 /** One adapter per platform whose `channels.<name>` block asks for it, with its own deliveries and binder. */
 function createEnabledChannels(
   options: StartServerOptions,
-  deps: Omit<ChannelDeps, 'deliveries' | 'state' | 'binder'>,
-  perPlatform: (platform: string) => Pick<ChannelDeps, 'deliveries' | 'state' | 'binder'>,
+  deps: Omit<ChannelDeps, 'deliveries' | 'state' | 'binder' | 'requestWindow'>,
+  perPlatform: (platform: string) => Pick<ChannelDeps, 'deliveries' | 'state' | 'binder' | 'requestWindow'>,
 ): ChannelAdapter[] {
   return options.platforms.flatMap((platform) => {
     const channelConfig = (options.config.channels as Record<string, unknown>)[platform.name];

@@ -2,7 +2,7 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import { ChannelError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { isTokenInvalid, rejected, toChannelError } from './errors.js';
-import type { AppBudget } from './pacer.js';
+import type { AppBudget } from './budget.js';
 import { renderCard, renderStreamingCard, STREAM_ELEMENT_ID } from './render.js';
 
 /** Feishu's answer envelope. */

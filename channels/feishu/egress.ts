@@ -1,13 +1,12 @@
 import { createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
-import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
+import type { ChannelEgress, Reply, ReplyTarget, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { FeishuApi } from './api.js';
 import type { CardRegistry } from './cards.js';
 import { sourceMessageIds } from './file-batch.js';
 import { FEISHU_LIMITS } from './limits.js';
-import type { RequestPacer } from './pacer.js';
 import { withSourcePreview } from './render.js';
 import type { GroupTopics } from './topics.js';
 
@@ -22,7 +21,7 @@ export interface FeishuEgressOptions {
   /** Per-chat blocks after a rate-limit answer; shared with nothing else. */
   gate: RateGate;
   /** Sends to one chat stay within Feishu's 5 a second. */
-  pacer: RequestPacer;
+  pacer: RequestWindow;
   /** Running cards that are CardKit entities: those stream by element content, others by PATCH. */
   cards: CardRegistry;
   /** Told when a group reply is the agent's question, so the person's next message answers it. */

@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import type { ChannelFiles, InboundFile, OutboundFile, ReplyTarget } from '../../src/channel/types.js';
+import type { ChannelFiles, InboundFile, OutboundFile, ReplyTarget, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { FeishuApi, ResourceType } from './api.js';
-import type { RequestPacer } from './pacer.js';
 import { FEISHU_LIMITS } from './limits.js';
 
 /** What `InboundFile.ref` holds: the message and the resource key (message resources are read per message). */
@@ -47,7 +46,7 @@ const tooLarge = (what: string, limit: number): ChannelError =>
  * images ≤ 10 MiB (uploaded as `image_type=message`), other files ≤ 30 MiB (typed by extension),
  * then sent as a reply to the person's message (or into the chat).
  */
-export function createFeishuFiles(options: { api: FeishuApi; pacer: RequestPacer; logger: Logger }): ChannelFiles {
+export function createFeishuFiles(options: { api: FeishuApi; pacer: RequestWindow; logger: Logger }): ChannelFiles {
   const { api, pacer } = options;
   return {
     async download(file: InboundFile, signal?: AbortSignal): Promise<Uint8Array> {

@@ -8,7 +8,7 @@ import { createFeishuEgress } from './egress.js';
 import { createFeishuFiles } from './files.js';
 import { FeishuIngress } from './ingress.js';
 import { FEISHU_LIMITS } from './limits.js';
-import { AppBudget, RequestPacer } from './pacer.js';
+import { AppBudget } from './budget.js';
 import { GroupTopics } from './topics.js';
 import { createFeishuRoutes } from './webhook/routes.js';
 
@@ -45,9 +45,9 @@ export function createFeishuChannel(config: FeishuConfig, deps: ChannelDeps): Ch
   const appId = config.app_id as string;
   const appSecret = config.app_secret as string;
   const logger = deps.logger.child({ channel: 'feishu' });
-  const api = new FeishuApi({ appId, appSecret, domain: config.domain, logger, budget: new AppBudget(FEISHU_LIMITS.appCallsPerMethod, deps.now) });
+  const api = new FeishuApi({ appId, appSecret, domain: config.domain, logger, budget: new AppBudget(FEISHU_LIMITS.appCallsPerMethod.map((limit) => deps.requestWindow(limit.name, limit.perWindow, limit.windowMs))) });
   const cards = new CardRegistry(deps.state, logger);
-  const pacer = new RequestPacer(FEISHU_LIMITS.sendsPerChatPerSecond, 1000, deps.now);
+  const pacer = deps.requestWindow('chat', FEISHU_LIMITS.sendsPerChatPerSecond, 1000);
   const topics = new GroupTopics(deps.state, logger, deps.now);
   const ingress = new FeishuIngress({
     api,

@@ -1,13 +1,12 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import type { ChannelDeps, ChannelStatus, InboundFile, InboundMessage, InboundReservation } from '../../src/channel/types.js';
+import type { ChannelDeps, ChannelStatus, InboundFile, InboundMessage, InboundReservation, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { type FeishuApi, sdkLogger } from './api.js';
 import type { CardRegistry } from './cards.js';
 import { FEISHU_REACTIONS } from './egress.js';
-import type { RequestPacer } from './pacer.js';
 import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
 import { encodeFileRef } from './files.js';
 import { type FeishuMention, parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
@@ -42,7 +41,7 @@ export interface FeishuIngressOptions {
   allowedUsers: readonly string[];
   runningText: string;
   /** Shared with egress: sends to one chat stay within Feishu's 5 QPS. */
-  pacer: RequestPacer;
+  pacer: RequestWindow;
   /** Where CardKit running cards are remembered; absent = running cards are plain interactive cards. */
   cards?: CardRegistry;
   /** Group conversations Feishu's reply chain would split (answers to the agent's questions). */

@@ -21,8 +21,8 @@ export const FEISHU_LIMITS = {
    * patch, and every CardKit endpoint; frequency-control doc). Hitting either one throttles.
    */
   appCallsPerMethod: [
-    { perWindow: 50, windowMs: 1000 },
-    { perWindow: 1000, windowMs: 60_000 },
+    { name: 'api-second', perWindow: 50, windowMs: 1000 },
+    { name: 'api-minute', perWindow: 1000, windowMs: 60_000 },
   ],
   /**
    * CardKit: "at most 10 card- or component-level operations per second per card entity"

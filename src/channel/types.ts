@@ -348,6 +348,16 @@ export interface ChannelStateStore {
   delete(key: string): Promise<void>;
 }
 
+/**
+ * A sliding-window request budget: at most `perWindow` requests per key in any `windowMs`, each
+ * counted from its start until `windowMs` after it ended (so the platform, which counts arrivals,
+ * never sees more, however slow requests are). Shared by every process when scaled out.
+ */
+export interface RequestWindow {
+  /** Runs `request` once it fits the window for `key`; resolves or rejects as it does. */
+  run<T>(key: string, request: () => Promise<T>): Promise<T>;
+}
+
 /** What core hands every adapter. */
 export interface ChannelDeps {
   intake: InboundIntake;
@@ -362,6 +372,11 @@ export interface ChannelDeps {
   deliveries: WebhookDeliveries;
   /** This platform's durable key-value state. */
   state: ChannelStateStore;
+  /**
+   * A request budget of this platform named `name` (Feishu: `chat`, 5 a second): in this process
+   * on the embedded default, in Redis for every process when scaled out.
+   */
+  requestWindow(name: string, perWindow: number, windowMs: number): RequestWindow;
   /** The folder of agent definitions (`<name>/config.yaml`, `<name>/SOUL.md`). */
   agentsDir: string;
   /**

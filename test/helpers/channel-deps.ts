@@ -1,3 +1,4 @@
+import { InProcessRequestWindow } from '../../src/channel/request-window.js';
 import type { ChannelDeps, ChannelStateStore, DeliveryClaim, JsonValue, WebhookDeliveries } from '../../src/channel/types.js';
 
 /** Deliveries in a Map, for adapter tests that never see a redelivery across processes. */
@@ -49,6 +50,7 @@ export function testChannelDeps(deps: Pick<ChannelDeps, 'intake' | 'commands' | 
     now: Date.now,
     deliveries: new MemoryWebhookDeliveries(),
     state: new MemoryChannelState(),
+    requestWindow: (_name, perWindow, windowMs) => new InProcessRequestWindow(perWindow, windowMs),
     agentsDir: '/nonexistent/agents',
     findUserId: async () => undefined,
     ...deps,

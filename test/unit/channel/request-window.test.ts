@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AppBudget, RequestPacer } from '../../../../channels/feishu/pacer.js';
+import { InProcessRequestWindow } from '../../../src/channel/request-window.js';
 
 /** A request that takes `ms` and records when it started. */
 function request(started: number[], ms = 0): () => Promise<void> {
@@ -9,7 +9,7 @@ function request(started: number[], ms = 0): () => Promise<void> {
   };
 }
 
-describe('RequestPacer', () => {
+describe('InProcessRequestWindow', () => {
   beforeEach(() => {
     vi.useFakeTimers();
     vi.setSystemTime(0);
@@ -17,7 +17,7 @@ describe('RequestPacer', () => {
   afterEach(() => vi.useRealTimers());
 
   it('runs perWindow requests per key at once, and the next one a window after the oldest ended', async () => {
-    const pacer = new RequestPacer(2, 1000, Date.now);
+    const pacer = new InProcessRequestWindow(2, 1000, Date.now);
     const a: number[] = [];
     const b: number[] = [];
     const runs = [pacer.run('a', request(a, 100)), pacer.run('a', request(a, 300)), pacer.run('b', request(b)), pacer.run('a', request(a))];
@@ -30,7 +30,7 @@ describe('RequestPacer', () => {
   });
 
   it('waits for a request under way when every place is taken by one', async () => {
-    const pacer = new RequestPacer(1, 1000, Date.now);
+    const pacer = new InProcessRequestWindow(1, 1000, Date.now);
     const started: number[] = [];
     const slow = pacer.run('chat', request(started, 5000));
     const next = pacer.run('chat', request(started));
@@ -40,7 +40,7 @@ describe('RequestPacer', () => {
   });
 
   it('gives the place back when a request fails', async () => {
-    const pacer = new RequestPacer(1, 1000, Date.now);
+    const pacer = new InProcessRequestWindow(1, 1000, Date.now);
     const failed = pacer.run('chat', async () => {
       throw new Error('refused');
     });
@@ -50,27 +50,5 @@ describe('RequestPacer', () => {
     await vi.advanceTimersByTimeAsync(2000);
     await next;
     expect(started).toEqual([1000]);
-  });
-});
-
-describe('AppBudget', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-    vi.setSystemTime(0);
-  });
-  afterEach(() => vi.useRealTimers());
-
-  it('holds each method to every window: here 3 a second and 4 a minute', async () => {
-    const budget = new AppBudget([{ perWindow: 3, windowMs: 1000 }, { perWindow: 4, windowMs: 60_000 }], Date.now);
-    const replies: number[] = [];
-    const cards: number[] = [];
-    const runs = [
-      ...Array.from({ length: 5 }, () => budget.run('im.message.reply', request(replies))),
-      budget.run('cardkit.card.create', request(cards)),
-    ];
-    await vi.advanceTimersByTimeAsync(120_000);
-    await Promise.all(runs);
-    expect(replies).toEqual([0, 0, 0, 1000, 60_000]);
-    expect(cards).toEqual([0]);
   });
 });
