@@ -158,7 +158,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   const app = await buildApp({
     runtime,
-    health: () => reportHealth(database, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
+    health: () =>
+      reportHealth(database, { bus, kind: config.redis.url === undefined ? 'in-process' : 'redis' }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     auth: {
@@ -239,19 +240,26 @@ function startHousekeeping(deliveries: WebhookDeliveriesRepo, logger: Logger): N
 
 async function reportHealth(
   database: DatabaseHandle,
+  queue: { bus: InboundBus; kind: HealthReport['bus']['kind'] },
   runtime: AgentRuntime,
   channels: [string, ChannelStatus][],
 ): Promise<HealthReport> {
   let databaseStatus: HealthReport['database'] = { ok: true, kind: database.kind };
-  try {
-    await database.ping();
-  } catch (error) {
-    databaseStatus = { ok: false, kind: database.kind, error: describeError(error).message };
-  }
+  let busStatus: HealthReport['bus'] = { ok: true, kind: queue.kind };
+  await Promise.all([
+    database.ping().catch((error: unknown) => {
+      databaseStatus = { ok: false, kind: database.kind, error: describeError(error).message };
+    }),
+    queue.bus.ping().catch((error: unknown) => {
+      busStatus = { ok: false, kind: queue.kind, error: describeError(error).message };
+    }),
+  ]);
   const models = runtime.models().map((m) => m.name);
   return {
-    ok: databaseStatus.ok,
+    // Without its database or its queue this process can take no message.
+    ok: databaseStatus.ok && busStatus.ok,
     database: databaseStatus,
+    bus: busStatus,
     channels: Object.fromEntries(channels),
     model: { configured: models.length > 0, models },
   };

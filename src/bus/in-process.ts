@@ -71,6 +71,8 @@ export class InProcessBus implements InboundBus {
     return { drained: pending.length - cancelled, cancelled, discarded };
   }
 
+  async ping(): Promise<void> {}
+
   stats(): BusStats {
     return { queued: this.queue.length, inFlight: this.inFlight.size, refused: this.refused };
   }

@@ -29,6 +29,10 @@ const JOB_NAME = 'message';
 /** Failed jobs kept for inspection (`bull:…:failed`); the handler reports its own errors, so few land there. */
 const FAILED_JOBS_KEPT = 1000;
 const DEFAULT_HANDOVER_MS = 30_000;
+/** Longest wait for one Redis command of intake (and `ping`); past it the message is refused. */
+const COMMAND_TIMEOUT_MS = 2000;
+/** How long stopping waits for Redis to confirm; a Redis that is down must not hang shutdown. */
+const CLOSE_TIMEOUT_MS = 5000;
 
 /**
  * The scaled-out bus: one BullMQ queue in Redis that every process's ingress adds to and every
@@ -53,15 +57,20 @@ export class RedisBus implements InboundBus {
   private handled = 0;
 
   constructor(private readonly options: RedisBusOptions) {
-    // BullMQ's workers block on Redis; they need retries without a per-request limit.
-    this.connection = new Redis(options.url, { maxRetriesPerRequest: null });
+    // Intake fails fast while Redis is down: the platform keeps the message and redelivers it.
+    this.connection = new Redis(options.url, { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS });
     this.connection.on('error', (error: unknown) => options.logger.warn({ err: describeError(error) }, 'Redis connection error'));
     this.queue = new Queue<InboundMessage>(QUEUE_NAME, { connection: this.connection, prefix: options.prefix ?? 'deerflow' });
+    // Without a listener BullMQ prints every connection error to the console.
+    this.queue.on('error', () => undefined);
   }
 
   async reserve(): Promise<InboundReservation> {
     this.reservations.assertOpen();
-    const waiting = await this.queue.getWaitingCount();
+    // BullMQ waits for the connection without a limit; intake must not.
+    const waiting = await within(this.queue.getWaitingCount(), COMMAND_TIMEOUT_MS).catch((error: unknown) => {
+      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue unreachable (Redis)', { cause: error });
+    });
     if (waiting + this.reservations.count >= this.options.maxQueued) {
       this.refused++;
       throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full');
@@ -72,8 +81,10 @@ export class RedisBus implements InboundBus {
   start(handler: InboundHandler): void {
     if (this.worker) throw new AppError('INTERNAL', 'bus already started');
     this.reservations.open();
-    // A worker blocks its connection while it waits for jobs: it gets its own.
-    const connection = this.connection.duplicate();
+    // A worker blocks its connection while it waits for jobs: it gets its own, which waits out a
+    // Redis outage (BullMQ requires no per-command limit there).
+    const connection = new Redis(this.options.url, { maxRetriesPerRequest: null });
+    connection.on('error', () => undefined);
     const worker = new Worker<InboundMessage>(QUEUE_NAME, (job) => this.handle(job, handler), {
       connection,
       prefix: this.options.prefix ?? 'deerflow',
@@ -92,7 +103,7 @@ export class RedisBus implements InboundBus {
    */
   async stop(graceMs: number): Promise<BusStopReport> {
     this.reservations.close();
-    await Promise.allSettled([...this.adds]);
+    await settledWithin(Promise.allSettled([...this.adds]), CLOSE_TIMEOUT_MS);
     const pending = this.inFlight.size;
     let cancelled = 0;
     if (this.worker) {
@@ -104,14 +115,20 @@ export class RedisBus implements InboundBus {
         for (const controller of this.inFlight.values()) controller.abort();
       }
       clearTimeout(timer);
-      await closing;
-      await this.worker.connection.quit().catch(() => undefined);
+      // Aborted work ends at once; only a Redis that stopped answering keeps `close` waiting.
+      await settledWithin(closing, CLOSE_TIMEOUT_MS);
+      this.worker.connection.disconnect();
       this.worker = undefined;
     }
-    await this.queue.close();
-    await this.connection.quit().catch(() => undefined);
+    await settledWithin(this.queue.close(), CLOSE_TIMEOUT_MS);
+    this.connection.disconnect();
     if (cancelled > 0) this.options.logger.warn({ cancelled }, 'inbound bus stopped with unfinished work');
     return { drained: pending - cancelled, cancelled, discarded: 0 };
+  }
+
+  /** Rejects when Redis does not answer within 2 s. */
+  async ping(): Promise<void> {
+    await within(this.connection.ping(), COMMAND_TIMEOUT_MS);
   }
 
   stats(): BusStats {
@@ -134,7 +151,8 @@ export class RedisBus implements InboundBus {
     });
     this.adds.add(adding);
     try {
-      await adding;
+      // A late add still lands (ioredis replays it on reconnect); the job id keeps the platform's redelivery from doubling it.
+      await within(adding, COMMAND_TIMEOUT_MS);
     } catch (error) {
       throw new AppError('INBOUND_QUEUE_FULL', 'inbound message could not be queued in Redis', { cause: error });
     } finally {
@@ -166,4 +184,21 @@ function jobIdOf(message: InboundMessage): string | undefined {
   if (message.messageId === undefined) return undefined;
   const key = [message.channel, message.workspaceId ?? '', message.chatId, message.messageId].join('\n');
   return `m-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+}
+
+/** Waits for `work` to settle, at most `ms`. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** `work`, or a rejection once `ms` passed. */
+async function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

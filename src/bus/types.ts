@@ -44,4 +44,6 @@ export interface InboundBus extends InboundIntake {
    */
   stop(graceMs: number): Promise<BusStopReport>;
   stats(): BusStats;
+  /** Resolves when the queue can take messages; rejects with why not (Redis unreachable). */
+  ping(): Promise<void>;
 }

@@ -10,8 +10,10 @@ import type { AgentRuntime } from '../runtime/types.js';
 export interface HealthReport {
   ok: boolean;
   database: { ok: boolean; kind: string; error?: string };
+  /** The inbound queue: `in-process`, or `redis` shared by every process. */
+  bus: { ok: boolean; kind: 'in-process' | 'redis'; error?: string };
   /** Keyed by channel name (`telegram`, `slack`, ...); `reason` says why one is not running. */
-  channels: Record<string, { running: boolean; reason?: string }>;
+  channels: Record<string, { running: boolean; standby?: boolean; reason?: string }>;
   model: { configured: boolean; models: string[] };
 }
 

@@ -50,6 +50,7 @@ channels:
     const server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
     servers.push(server);
     expect(server.logs.find((entry) => entry.msg === 'server listening')).toMatchObject({ database: 'postgres', bus: 'redis' });
+    expect(await (await fetch(`${server.url}/health`)).json()).toMatchObject({ ok: true, bus: { ok: true, kind: 'redis' } });
     const chats = [7001, 7002, 7003];
     const sent = chats.map((chatId) => telegram.sendUserMessage({ chatId, chatType: 'private', text: `hello from ${chatId}` }));
     for (const [i, chatId] of chats.entries()) {

@@ -19,6 +19,7 @@ describe('starting the server', () => {
     expect(await response.json()).toEqual({
       ok: true,
       database: { ok: true, kind: 'pglite' },
+      bus: { ok: true, kind: 'in-process' },
       channels: {},
       model: { configured: false, models: [] },
     });

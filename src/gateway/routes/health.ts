@@ -5,6 +5,7 @@ import type { ZodPluginAsync } from '../validation.js';
 export const healthReportSchema = z.object({
   ok: z.boolean(),
   database: z.object({ ok: z.boolean(), kind: z.string(), error: z.string().optional() }),
+  bus: z.object({ ok: z.boolean(), kind: z.enum(['in-process', 'redis']), error: z.string().optional() }),
   channels: z.record(z.string(), z.object({ running: z.boolean(), standby: z.boolean().optional(), reason: z.string().optional() })),
   model: z.object({ configured: z.boolean(), models: z.array(z.string()) }),
 });

@@ -103,6 +103,15 @@ describe.skipIf(!redisUrl)('RedisBus', () => {
     expect(handled.sort()).toEqual(['kept 1', 'kept 2']);
   });
 
+  it('answers ping while Redis is up, and rejects soon when it cannot be reached', async () => {
+    await expect(bus().ping()).resolves.toBeUndefined();
+    const unreachable = new RedisBus({ url: 'redis://127.0.0.1:1', prefix, maxQueued: 10, concurrency: 1, logger: silentLogger() });
+    buses.push(unreachable);
+    await expect(unreachable.ping()).rejects.toThrow();
+    // Intake refuses at once instead of waiting for Redis: the platform keeps the message.
+    await expect(unreachable.reserve()).rejects.toMatchObject({ code: 'INBOUND_QUEUE_FULL' });
+  });
+
   it('lets in-flight work finish within the grace period, then aborts it; refuses commits after stop', async () => {
     const b = bus({ concurrency: 1 });
     const outcomes: string[] = [];

@@ -43,6 +43,7 @@ beforeAll(async () => {
     health: async () => ({
       ok: true,
       database: { ok: true, kind: database.kind },
+      bus: { ok: true, kind: 'in-process' },
       channels: {},
       model: { configured: true, models: ['default'] },
     }),

@@ -184,6 +184,7 @@ async function* toAsync(parts: StreamPart[]): AsyncIterable<StreamPart> {
 export const healthyReport: HealthReport = {
   ok: true,
   database: { ok: true, kind: 'pglite' },
+  bus: { ok: true, kind: 'in-process' },
   channels: { telegram: { running: true } },
   model: { configured: true, models: ['default'] },
 };
