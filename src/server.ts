@@ -1,14 +1,10 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAgentServices } from './agent/services.js';
-import { InProcessBus } from './bus/in-process.js';
-import { RedisBus } from './bus/redis.js';
 import type { InboundBus } from './bus/types.js';
 import { ChannelConnections } from './accounts/connections.js';
-import { Redis } from 'ioredis';
-import { RedisIngressLease } from './channel/ingress-lease.js';
-import { InProcessRequestWindow, RedisRequestWindow } from './channel/request-window.js';
 import { ChannelStarter } from './channel/starter.js';
+import { createCoordination, INGRESS_LEASE_TTL_MS } from './coordination.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
@@ -50,8 +46,6 @@ const DEFAULT_AGENTS_DIR = fileURLToPath(new URL('../agents', import.meta.url));
 /** How long shutdown waits for pending memory updates (one model call each). */
 const MEMORY_FLUSH_TIMEOUT_MS = 10_000;
 const DEFAULT_SKILLS_DIR = fileURLToPath(new URL('../skills', import.meta.url));
-/** How long a process holds a channel's exclusive ingress without renewing; a dead holder is replaced this soon. */
-const INGRESS_LEASE_TTL_MS = 15_000;
 
 /**
  * Wires the straight line of DESIGN.md: channels → bus → manager → runtime, plus the gateway.
@@ -87,18 +81,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     goals: agent.goals,
     afterRun: agent.afterRun,
   });
-  const busOptions = {
-    maxQueued: config.channels.inbound_queue_maxsize,
-    concurrency: config.channels.max_concurrency,
-    logger: logger.child({ component: 'bus' }),
-  };
-  // With Redis every process adds to and works from one durable queue; else the embedded default.
-  const bus: InboundBus = config.redis.url === undefined ? new InProcessBus(busOptions) : new RedisBus({ ...busOptions, url: config.redis.url, prefix: config.redis.key_prefix, handoverMs: config.redis.handover_seconds * 1000 });
+  // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
+  const coordination = createCoordination(config, logger);
+  const { bus } = coordination;
   const adapters = new Map<string, ChannelAdapter>();
   const starter = new ChannelStarter({
     logger,
-    // Several processes share the deployment through Redis: exclusive ingress runs in one of them.
-    ...(config.redis.url === undefined ? {} : { lease: new RedisIngressLease(config.redis.url, config.redis.key_prefix, INGRESS_LEASE_TTL_MS) }),
+    ...(coordination.lease === undefined ? {} : { lease: coordination.lease }),
     leaseTtlMs: INGRESS_LEASE_TTL_MS,
     leaseCheckMs: INGRESS_LEASE_TTL_MS / 3,
   });
@@ -135,16 +124,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     agentsDir,
     findUserId: async (idOrName: string) => (await users.findByIdOrName(idOrName))?.id,
   };
-  // Request budgets: shared through Redis by every process when scaled out.
-  const windowsRedis = config.redis.url === undefined ? undefined : new Redis(config.redis.url, { maxRetriesPerRequest: 1 });
-  windowsRedis?.on('error', (error: unknown) => logger.warn({ err: describeError(error) }, 'Redis connection error (request budgets)'));
   const perPlatform = (name: string) => ({
     deliveries: deliveries.forPlatform(name),
     state: channelState.forPlatform(name),
-    requestWindow: (window: string, perWindow: number, windowMs: number) =>
-      windowsRedis === undefined
-        ? new InProcessRequestWindow(perWindow, windowMs)
-        : new RedisRequestWindow(windowsRedis, `${config.redis.key_prefix}:window:${name}:${window}`, perWindow, windowMs),
+    requestWindow: (window: string, perWindow: number, windowMs: number) => coordination.requestWindow(name, window, perWindow, windowMs),
     ...(connections.offersBinding(name) ? { binder: connections } : {}),
   });
   for (const adapter of createEnabledChannels(options, deps, perPlatform)) {
@@ -159,7 +142,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const app = await buildApp({
     runtime,
     health: () =>
-      reportHealth(database, { bus, kind: config.redis.url === undefined ? 'in-process' : 'redis' }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
+      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     auth: {
@@ -172,7 +155,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const url = await app.listen({ host: config.server.host, port: config.server.port });
   logger.info(
-    { url, database: database.kind, bus: config.redis.url === undefined ? 'in-process' : 'redis', channels: [...adapters.keys()], models: runtime.models().length },
+    { url, database: database.kind, bus: coordination.kind, channels: [...adapters.keys()], models: runtime.models().length },
     'server listening',
   );
 
@@ -184,7 +167,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await starter.stop();
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
       await starter.releaseLeases();
-      await windowsRedis?.quit().catch(() => undefined);
+      await coordination.close();
       clearInterval(housekeeping);
       manager.stop();
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
