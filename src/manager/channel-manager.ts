@@ -167,13 +167,25 @@ export class ChannelManager {
   private async awaitDeadRun(message: InboundMessage, signal: AbortSignal, log: Logger): Promise<void> {
     const threadId = await this.deps.threads.find(message);
     if (threadId === undefined) return;
-    const deadline = this.now() + DEAD_RUN_WAIT_MS;
+    log.info('waiting for the run of a worker that died to release the thread');
+    await this.awaitIdleThread(threadId, DEAD_RUN_WAIT_MS, signal);
+  }
+
+  /**
+   * Resolves once `threadId` has no active run (in any process), after at most `maxWaitMs`, or
+   * at once when aborted; true when it waited at all. Polls the runtime's view of the thread.
+   */
+  private async awaitIdleThread(threadId: string, maxWaitMs: number, signal: AbortSignal, onWait?: () => void): Promise<boolean> {
+    const deadline = this.now() + maxWaitMs;
+    let waited = false;
     while (!signal.aborted && this.now() < deadline) {
       const thread = await this.deps.runtime.getThread(threadId, { withValues: false }).catch(() => undefined);
-      if (thread?.status !== 'busy') return;
-      log.info('waiting for the run of a worker that died to release the thread');
-      await sleep(DEAD_RUN_POLL_MS, signal).catch(() => undefined);
+      if (thread?.status !== 'busy') return waited;
+      if (!waited) onWait?.();
+      waited = true;
+      await sleep(IDLE_THREAD_POLL_MS, signal).catch(() => undefined);
     }
+    return waited;
   }
 
   /**
@@ -270,9 +282,13 @@ export class ChannelManager {
     const threadId = await this.deps.threads.resolve(message);
     const turn = () => this.chatOnThread(message, text, threadId, reply, channel, signal, extraContext);
     const { capabilities } = channel;
-    return capabilities.serializesThreadRuns && capabilities.runMode !== 'fire_and_forget'
-      ? this.threadTurns.run(`${message.channel}\n${threadId}`, reply, turn)
-      : turn();
+    if (!capabilities.serializesThreadRuns || capabilities.runMode === 'fire_and_forget') return turn();
+    return this.threadTurns.run(`${message.channel}\n${threadId}`, reply, async () => {
+      // Scaled out, the thread may be answering in another process: wait for it there too.
+      const waited = await this.awaitIdleThread(threadId, QUEUED_TURN_WAIT_MS, signal, () => reply.update(MESSAGES.queuedBehind));
+      if (waited) reply.update(MESSAGES.queuedStarted);
+      return turn();
+    });
   }
 
   /** One chat turn on its thread: files in, the run in the channel's mode, the final and files out. */
@@ -465,7 +481,9 @@ const FAILED = { failed: true } as const;
 const FIRST_DELIVERY: Delivery = { redelivered: false };
 /** Longer than a run's lease (30 s): by then a dead process's run no longer holds its thread. */
 const DEAD_RUN_WAIT_MS = 40_000;
-const DEAD_RUN_POLL_MS = 1000;
+/** How long a queued turn waits for another process's run on its thread before trying anyway (then it may be told "busy"). */
+const QUEUED_TURN_WAIT_MS = 10 * 60_000;
+const IDLE_THREAD_POLL_MS = 1000;
 
 /** Reference §4.5: a run's recursion limit unless its channel or message sets another. */
 const DEFAULT_RECURSION_LIMIT = 100;

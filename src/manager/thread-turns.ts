@@ -5,8 +5,9 @@ import { MESSAGES } from './messages.js';
  * Reference §4.7 "serialize thread runs" (Feishu): a message for a thread that is already
  * answering another waits its turn instead of being refused as busy. The waiting reply shows
  * that it is queued, then that it started. Turns of one thread run in arrival order; the lock of
- * a thread is forgotten once nobody waits. In-process: across processes the runtime's one active
- * run per thread still holds (the later one is told the thread is busy).
+ * a thread is forgotten once nobody waits. In-process; across processes the manager also waits
+ * for the thread's run in another process before its turn (polling the runtime), so only two
+ * turns starting in the same second in two processes can still meet "busy".
  */
 export class ThreadTurns {
   /** Per thread, the end of the last turn in line. */

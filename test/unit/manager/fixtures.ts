@@ -63,7 +63,7 @@ export class ScriptedRuntime implements AgentRuntime {
     this.threads.push(id);
     return { thread_id: id, created_at: '', updated_at: '', metadata: {}, status: 'idle', values: null, interrupts: {} };
   }
-  async getThread(): Promise<ThreadInfo> {
+  async getThread(_threadId: string): Promise<ThreadInfo> {
     throw new Error('unused');
   }
   async streamRun(threadId: string, request: RunRequest) {

@@ -8,7 +8,7 @@ import { ChannelManager } from '../../../src/manager/channel-manager.js';
 import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
-import type { RunRequest } from '../../../src/runtime/types.js';
+import type { RunRequest, ThreadInfo } from '../../../src/runtime/types.js';
 import { openTestDatabase } from '../../helpers/database.js';
 import { inboundIn, RecordingEgress, ScriptedRuntime, STREAMING, values } from './fixtures.js';
 
@@ -31,6 +31,11 @@ class HeldRuntime extends ScriptedRuntime {
     }
     return { run: { run_id: 'r', thread_id: threadId } as never, events: events() };
   }
+
+  /** What every process sees of the thread: busy while a run holds it. */
+  override async getThread(threadId: string): Promise<ThreadInfo> {
+    return { thread_id: threadId, created_at: '', updated_at: '', metadata: {}, status: this.busy.has(threadId) ? 'busy' : 'idle', values: null, interrupts: {} };
+  }
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -45,8 +50,7 @@ describe('serialized thread runs (reference §4.7)', () => {
   });
   afterAll(() => database.close());
 
-  function managerFor(capabilities: ChannelCapabilities) {
-    const runtime = new HeldRuntime();
+  function managerFor(capabilities: ChannelCapabilities, runtime = new HeldRuntime()) {
     const egress = new RecordingEgress();
     const manager = new ChannelManager({
       runtime,
@@ -75,6 +79,25 @@ describe('serialized thread runs (reference §4.7)', () => {
     runtime.releases[1]?.();
     await second;
     expect(egress.finals).toEqual(['answer to one', 'answer to two']);
+  });
+
+  it('queues behind a run of another process on the same thread (scaled out), then answers', async () => {
+    // Two processes: their own managers and queues, one runtime view (runs live in the database).
+    const a = managerFor({ ...STREAMING, serializesThreadRuns: true });
+    const b = managerFor({ ...STREAMING, serializesThreadRuns: true }, a.runtime);
+    const chatId = `scaled-${Date.now()}`;
+    const signal = new AbortController().signal;
+    const first = a.manager.handle(inboundIn(chatId, 'one'), signal);
+    await until(() => a.runtime.releases.length === 1);
+    const second = b.manager.handle(inboundIn(chatId, 'two'), signal);
+    await until(() => b.egress.replies[0]?.updates.includes(MESSAGES.queuedBehind) === true);
+    a.runtime.releases[0]?.();
+    await first;
+    await until(() => a.runtime.releases.length === 2);
+    expect(b.egress.replies[0]?.updates).toEqual([MESSAGES.queuedBehind, MESSAGES.queuedStarted]);
+    a.runtime.releases[1]?.();
+    await second;
+    expect([...a.egress.finals, ...b.egress.finals]).toEqual(['answer to one', 'answer to two']);
   });
 
   it('refuses the second message as busy on a platform that does not serialize', async () => {
