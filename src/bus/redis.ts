@@ -131,6 +131,7 @@ export class RedisBus implements InboundBus {
     await within(this.connection.ping(), COMMAND_TIMEOUT_MS);
   }
 
+  /** This process's share: waiting messages belong to every process (`waiting()` counts them), so `queued` is 0. */
   stats(): BusStats {
     return { queued: 0, inFlight: this.inFlight.size, refused: this.refused };
   }
