@@ -5,6 +5,7 @@ import type { InboundBus } from './bus/types.js';
 import { ChannelConnections } from './accounts/connections.js';
 import { ChannelStarter } from './channel/starter.js';
 import { createCoordination, INGRESS_LEASE_TTL_MS } from './coordination.js';
+import { ServerMetrics } from './metrics.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
@@ -103,6 +104,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     },
     logger: logger.child({ component: 'connections' }),
   });
+  const metrics = new ServerMetrics({
+    bus: () => bus.stats(),
+    channels: () => [...adapters.values()].map((adapter) => [adapter.name, starter.status(adapter)]),
+  });
   const manager = new ChannelManager({
     runtime,
     threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, new ConversationsRepo(database.db)),
@@ -113,6 +118,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     sandboxPaths: agent.sandboxPaths,
     resolveSkill: agent.resolveSkill,
     followUps: new FollowUpsRepo(database.db),
+    metrics,
   });
   const deliveries = new WebhookDeliveriesRepo(database.db);
   const channelState = new ChannelStateRepo(database.db);
@@ -143,6 +149,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     runtime,
     health: () =>
       reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
+    metrics: () => metrics.render(),
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     auth: {

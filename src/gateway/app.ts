@@ -6,6 +6,7 @@ import { accountRoutes } from './routes/accounts.js';
 import { consoleRoutes } from './routes/console.js';
 import { goalRoutes } from './routes/goals.js';
 import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { langGraphRoutes } from './routes/langgraph/index.js';
 import { memoryRoutes } from './routes/memory.js';
 import { modelRoutes } from './routes/models.js';
@@ -55,6 +56,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await app.register(consoleRoutes);
   await app.register(healthRoutes, { health: deps.health });
+  if (deps.metrics) await app.register(metricsRoutes, { render: deps.metrics });
   await app.register(modelRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(langGraphRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(goalRoutes, { prefix: '/api', runtime: deps.runtime });

@@ -30,6 +30,8 @@ export interface GatewayDeps {
   runtime: AgentRuntime;
   /** Called per `GET /health`; should be cheap (a database ping, flags already in memory). */
   health: () => Promise<HealthReport>;
+  /** Serves `GET /metrics` (Prometheus) when given. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
   /** Fastify logs through it (request ids included as `reqId`). */
   logger: Logger;
   channelRoutes?: ChannelRoutes[];

@@ -16,6 +16,7 @@ import type { Delivery } from '../bus/types.js';
 import { sleep } from '../channel/rate-gate.js';
 import { AppError, describeError, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { MessageMetrics } from '../metrics.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { type DedupeKey, type DedupeStore, dedupeKeyOf } from './dedupe.js';
@@ -55,6 +56,8 @@ export interface ChannelManagerDeps {
   identities?: IdentityGate;
   /** Where follow-ups of busy threads wait (channels with `buffersFollowUps`); absent = they are turned away. */
   followUps?: FollowUpStore;
+  /** Counts messages and replies (`GET /metrics`); absent = nothing is counted. */
+  metrics?: MessageMetrics;
 }
 
 /** Who a chat identity is on this server. */
@@ -130,8 +133,10 @@ export class ChannelManager {
     const key = dedupeKeyOf(message);
     if (key && !delivery.redelivered && !(await this.acquire(key, log))) {
       log.info('duplicate delivery dropped');
+      this.deps.metrics?.duplicate(message.channel);
       return;
     }
+    this.deps.metrics?.accepted(message.channel);
     if (delivery.redelivered) log.warn('message taken over from a worker that died');
     log.info({ kind: message.kind, chars: message.text.length }, 'inbound accepted');
     let reply: Reply | undefined;
@@ -142,6 +147,7 @@ export class ChannelManager {
         channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), channel, log);
       if (typeof identified === 'string') {
         await reply.finish(identified, FAILED);
+        this.answered(message, 'failed');
         return;
       }
       if (delivery.redelivered) await this.awaitDeadRun(identified, signal, log);
@@ -150,13 +156,20 @@ export class ChannelManager {
           ? await this.handleCommand(identified, reply, channel, signal)
           : await this.handleSlashSkillOrChat(identified, reply, channel, signal);
       if (outcome.failed && key) await this.release(key, log);
+      this.answered(message, outcome.failed ? 'failed' : 'ok');
     } catch (error) {
       log.error({ err: describeError(error) }, 'handling failed');
       if (key) await this.release(key, log);
       await reply
         ?.finish(MESSAGES.internalError, FAILED)
         .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
+      this.answered(message, 'failed');
     }
+  }
+
+  /** Counts the reply (for fire-and-forget runs: the run's start), timed from ingress. */
+  private answered(message: InboundMessage, outcome: 'ok' | 'failed'): void {
+    this.deps.metrics?.answered(message.channel, outcome, (this.now() - message.receivedAt) / 1000);
   }
 
   /**

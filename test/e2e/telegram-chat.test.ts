@@ -208,6 +208,16 @@ describe('without a model', () => {
     expect(health.model).toEqual({ configured: false, models: [] });
     expect(health.channels).toEqual({ telegram: { running: true } });
   });
+
+  it('counts that message for Prometheus at /metrics, with no message text in it', async () => {
+    const response = await fetch(`${server.url}/metrics`);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    const body = await response.text();
+    expect(body).toContain('deerflow_inbound_messages_total{channel="telegram",result="accepted"} 1');
+    expect(body).toContain('deerflow_replies_total{channel="telegram",outcome="failed"} 1');
+    expect(body).toContain('deerflow_channel_running{channel="telegram"} 1');
+    expect(body).not.toContain('hello?');
+  });
 });
 
 describe('shutting down mid-answer', () => {

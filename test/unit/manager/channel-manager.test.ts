@@ -104,6 +104,30 @@ describe('ChannelManager', () => {
       expect(egress.outcomes).toEqual([true, false]);
     });
 
+    it('counts accepted and duplicate messages, and replies by outcome with their time since receipt', async () => {
+      const counted: string[] = [];
+      const metered = new ChannelManager({
+        runtime,
+        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
+        dedupe: new MemoryDedupeStore(),
+        channel: (name) => (name === 'fake' ? { egress, capabilities } : undefined),
+        logger: silentLogger(),
+        now: () => now,
+        metrics: {
+          accepted: (channel) => void counted.push(`accepted ${channel}`),
+          duplicate: (channel) => void counted.push(`duplicate ${channel}`),
+          answered: (channel, outcome, seconds) => void counted.push(`${outcome} ${channel} ${seconds}`),
+        },
+      });
+      runtime.scripts.push([values('done')], [{ event: 'error', data: { error: 'MODEL_FAILED' } }]);
+      now = 2500;
+      const message = inbound('hello', { receivedAt: 1000 });
+      await metered.handle(message, signal);
+      await metered.handle(message, signal);
+      await metered.handle(inbound('again', { receivedAt: 2000 }), signal);
+      expect(counted).toEqual(['accepted fake', 'ok fake 1.5', 'duplicate fake', 'accepted fake', 'failed fake 0.5']);
+    });
+
     it('runs a message redelivered after its worker died, despite the dedupe claim that worker left', async () => {
       runtime.scripts.push([values('first attempt')], [values('taken over')]);
       const message = inbound('hello');

@@ -1,0 +1,99 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { BusStats } from './bus/types.js';
+import type { ChannelStatus } from './channel/types.js';
+
+/** What the manager reports about the messages it handles. Labels are channel names only: never text or ids. */
+export interface MessageMetrics {
+  /** A message passed dedupe and is being handled. */
+  accepted(channel: string): void;
+  /** A message was dropped as a duplicate delivery. */
+  duplicate(channel: string): void;
+  /** A message's reply was delivered (`ok`) or ended in an error text (`failed`), `seconds` after ingress received it. */
+  answered(channel: string, outcome: 'ok' | 'failed', seconds: number): void;
+}
+
+/** Where the gauges read their values, at scrape time. */
+export interface MetricSources {
+  bus: () => BusStats;
+  channels: () => [string, ChannelStatus][];
+}
+
+/**
+ * The server's Prometheus metrics (`GET /metrics`): messages per channel and outcome, time from
+ * receipt to the final reply, the inbound queue, whether each channel runs, and Node's own
+ * process metrics. One registry per server, so tests and several servers in a process never mix.
+ */
+export class ServerMetrics implements MessageMetrics {
+  readonly registry = new Registry();
+  private readonly messages: Counter<'channel' | 'result'>;
+  private readonly replies: Counter<'channel' | 'outcome'>;
+  private readonly replySeconds: Histogram<'channel'>;
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'deerflow_' });
+    this.messages = new Counter({
+      name: 'deerflow_inbound_messages_total',
+      help: 'Inbound messages that reached a worker, by channel and result (accepted, duplicate).',
+      labelNames: ['channel', 'result'],
+      registers,
+    });
+    this.replies = new Counter({
+      name: 'deerflow_replies_total',
+      help: 'Replies delivered, by channel and outcome (ok, failed = an error or refusal text).',
+      labelNames: ['channel', 'outcome'],
+      registers,
+    });
+    this.replySeconds = new Histogram({
+      name: 'deerflow_reply_seconds',
+      help: 'From ingress receiving a message to its final reply, in seconds.',
+      labelNames: ['channel'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers,
+    });
+    new Gauge({
+      name: 'deerflow_inbound_in_flight',
+      help: 'Messages this process is handling now.',
+      registers,
+      collect() {
+        this.set(sources.bus().inFlight);
+      },
+    });
+    new Gauge({
+      name: 'deerflow_inbound_refused',
+      help: 'Messages refused because the inbound queue was full, since start (refused before any acknowledgement).',
+      registers,
+      collect() {
+        this.set(sources.bus().refused);
+      },
+    });
+    new Gauge({
+      name: 'deerflow_channel_running',
+      help: 'Whether a channel runs in this process: 1 running, 0.5 standby (another process holds its connection), 0 not running.',
+      labelNames: ['channel'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [channel, status] of sources.channels()) this.set({ channel }, status.running ? 1 : status.standby ? 0.5 : 0);
+      },
+    });
+  }
+
+  accepted(channel: string): void {
+    this.messages.inc({ channel, result: 'accepted' });
+  }
+
+  duplicate(channel: string): void {
+    this.messages.inc({ channel, result: 'duplicate' });
+  }
+
+  answered(channel: string, outcome: 'ok' | 'failed', seconds: number): void {
+    this.replies.inc({ channel, outcome });
+    this.replySeconds.observe({ channel }, Math.max(0, seconds));
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
