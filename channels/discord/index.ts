@@ -1,4 +1,4 @@
-import { Client, GatewayIntentBits, Partials } from 'discord.js';
+import { Client, GatewayIntentBits, Partials, REST } from 'discord.js';
 import { InProcessRateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelAdapter, ChannelCapabilities, ChannelDefinition, ChannelDeps } from '../../src/channel/types.js';
 import { ConfigError } from '../../src/errors.js';
@@ -42,20 +42,22 @@ export function createDiscordChannel(config: DiscordConfig, deps: ChannelDeps): 
     throw new ConfigError(['channels.discord.bot_token: required when the Discord channel is enabled']);
   }
   const logger = deps.logger.child({ channel: 'discord' });
-  const client = new Client({
-    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
-    // DMs arrive for channels discord.js has not cached (sdk-recipes §3).
-    partials: [Partials.Channel],
-    allowedMentions: { parse: [] },
-    rest: { api: config.api_url, retries: REST_RETRIES, timeout: REST_TIMEOUT_MS },
-  });
-  // Egress may run before (or without) login in this process: REST needs only the token.
-  client.rest.setToken(config.bot_token);
-  const api = new DiscordApi(client.rest);
+  const restOptions = { api: config.api_url, retries: REST_RETRIES, timeout: REST_TIMEOUT_MS };
+  const createClient = () =>
+    new Client({
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
+      // DMs arrive for channels discord.js has not cached (sdk-recipes §3).
+      partials: [Partials.Channel],
+      allowedMentions: { parse: [] },
+      rest: restOptions,
+    });
+  // Egress has its own REST client: it works before, without and after the gateway's login (a
+  // destroyed gateway client forgets its token; a standby process never logs in).
+  const api = new DiscordApi(new REST(restOptions).setToken(config.bot_token));
   const gate = new InProcessRateGate({ now: deps.now });
   const typing = new TypingIndicators({ trigger: (channelId) => api.typing(channelId), logger });
   const ingress = new DiscordIngress({
-    client,
+    createClient,
     token: config.bot_token,
     api,
     threads: new ThreadMap(deps.state, api, logger),

@@ -12,7 +12,8 @@ import type { TypingIndicators } from './typing.js';
 export const ACK_REACTION = '👀';
 
 export interface DiscordIngressOptions {
-  client: Client;
+  /** A new gateway client for each start: discord.js does not log a destroyed client in again. */
+  createClient: () => Client;
   token: string;
   api: DiscordApi;
   threads: ThreadMap;
@@ -33,7 +34,8 @@ export interface DiscordIngressOptions {
  */
 export class DiscordIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
-  private isStarted = false;
+  /** The gateway client while started (or starting). */
+  private client: Client | undefined;
   private readonly chains = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly commandNames: ReadonlySet<string>;
@@ -42,7 +44,11 @@ export class DiscordIngress {
 
   constructor(private readonly options: DiscordIngressOptions) {
     this.commandNames = new Set(options.deps.commands.map((command) => command.name));
-    const { client, deps } = options;
+  }
+
+  /** Listens to a new client's gateway events. */
+  private listen(client: Client): void {
+    const { deps } = this.options;
     client.on(Events.MessageCreate, (message) => this.receive(message));
     client.on(Events.ShardResume, (_id, replayed) => deps.logger.info({ replayed }, 'Discord gateway resumed'));
     client.on(Events.ShardReconnecting, () => deps.logger.info('Discord gateway reconnecting'));
@@ -70,8 +76,11 @@ export class DiscordIngress {
    * `CHANNEL_UNAVAILABLE` when it cannot be reached or READY does not come in time.
    */
   async start(): Promise<void> {
-    if (this.isStarted) return;
-    const { client, deps, token } = this.options;
+    if (this.client) return;
+    const { deps, token } = this.options;
+    const client = this.options.createClient();
+    this.listen(client);
+    this.client = client;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeoutMs = this.options.startTimeoutMs ?? 30_000;
     const ready = new Promise<void>((resolve, reject) => {
@@ -85,22 +94,23 @@ export class DiscordIngress {
     } catch (error) {
       const channelError = toChannelError(error);
       this.state = { running: false, reason: channelError.message };
+      this.client = undefined;
       await client.destroy().catch(() => undefined);
       throw channelError;
     } finally {
       clearTimeout(timer);
       this.gatewayClosed = undefined;
     }
-    this.isStarted = true;
     this.state = { running: true };
     deps.logger.info({ bot: client.user?.id, guilds: client.guilds.cache.size }, 'Discord gateway connected');
   }
 
   /** Closes the gateway, then lets acknowledgements in flight finish, within `stopTimeoutMs`. */
   async stop(): Promise<void> {
-    const { client, typing, deps } = this.options;
-    if (this.isStarted) await client.destroy();
-    this.isStarted = false;
+    const { typing, deps } = this.options;
+    const client = this.client;
+    this.client = undefined;
+    await client?.destroy();
     const deadline = deps.now() + (this.options.stopTimeoutMs ?? 4000);
     while (this.inFlight.size > 0 && deps.now() < deadline) {
       await Promise.race([Promise.allSettled([...this.inFlight]), delay(Math.max(0, deadline - deps.now()))]);
@@ -115,12 +125,13 @@ export class DiscordIngress {
   }
 
   private async handle(discordMessage: Message, receivedAt: number): Promise<void> {
-    const { deps, threads, client } = this.options;
-    const facts = factsOf(discordMessage, client.user?.id ?? '');
+    const { deps, threads } = this.options;
+    const botUserId = this.client?.user?.id ?? '';
+    const facts = factsOf(discordMessage, botUserId);
     const isOwnThread = facts.thread === undefined ? false : await threads.isOwnThread(facts.thread.id);
     const decision = decideMessage(facts, {
       ...this.options.routing,
-      botUserId: client.user?.id ?? '',
+      botUserId,
       isOwnThread,
       canBind: deps.binder !== undefined,
       commandNames: this.commandNames,

@@ -43,6 +43,11 @@ export interface GatewayEvent {
 export class FakeGateway {
   readonly events: GatewayEvent[] = [];
   private readonly wss = new WebSocketServer({ noServer: true });
+
+  /** Gateway websockets open now (a client that logged in again after a stop holds one, not two). */
+  openConnections(): number {
+    return [...this.wss.clients].filter((client) => client.readyState === client.OPEN).length;
+  }
   private socket: WebSocket | undefined;
   private sessionId: string | undefined;
   private sessionCount = 0;

@@ -166,7 +166,7 @@ const PLATFORMS: { name: string; fault: string; setup(): Promise<Platform> }[] =
         acknowledged: async (messageId) => {
           await fake.waitFor(() => fake.reactions.some((r) => r.messageId === messageId && r.emoji === '👀'));
         },
-        connections: () => fake.gateway.events.filter((e) => e.kind === 'identify').length,
+        connections: () => fake.gateway.openConnections(),
       };
     },
   },
@@ -226,7 +226,7 @@ const PLATFORMS: { name: string; fault: string; setup(): Promise<Platform> }[] =
   },
 ];
 
-describe.each(PLATFORMS)('$name: start() again after a transient start-up failure ($fault)', ({ setup }) => {
+describe.each(PLATFORMS)('$name: start() again after a transient start-up failure ($fault), or after a stop', ({ setup }) => {
   it('fails the first start with CHANNEL_UNAVAILABLE, then starts, takes messages once each, and stops', async () => {
     const platform = await setup();
     const { adapter, intake } = platform;
@@ -257,5 +257,24 @@ describe.each(PLATFORMS)('$name: start() again after a transient start-up failur
 
     await expect(adapter.stop()).resolves.toBeUndefined();
     expect(adapter.status().running).toBe(false);
+  });
+
+  it('starts again after a stop (a process that lost its ingress lease and got it back), taking messages once each', async () => {
+    const platform = await setup();
+    const { adapter, intake } = platform;
+    await adapter.start();
+    const before = await platform.send('before the stop');
+    await intake.waitUntil(() => intake.committed.some((m) => m.messageId === before));
+    await platform.acknowledged(before);
+    await adapter.stop();
+    expect(adapter.status().running).toBe(false);
+
+    await adapter.start();
+    expect(adapter.status()).toEqual({ running: true });
+    const after = await platform.send('after the restart');
+    await intake.waitUntil(() => intake.committed.some((m) => m.messageId === after));
+    await platform.acknowledged(after);
+    expect(intake.committed.map((m) => m.text)).toEqual(['before the stop', 'after the restart']);
+    if (platform.connections) expect(platform.connections()).toBe(1);
   });
 });
