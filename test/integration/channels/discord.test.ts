@@ -41,6 +41,17 @@ describe('Discord ingress', () => {
     expect(answer).toMatchObject({ replyTo: sent.id, allowedMentions: { parse: [] } });
   });
 
+  it('still delivers a reply in flight after ingress stopped (a shutdown lets answers finish)', async () => {
+    const { fake, intake, adapter } = await startDiscordChannel(cleanups);
+    fake.sendUserMessage({ author: ALICE, content: 'answer me while stopping' });
+    const [inbound] = await intake.waitForCommits(1);
+    const reply = adapter.egress.reply(targetOf(inbound as never));
+    reply.update('half an answer');
+    await adapter.stop();
+    await reply.finish('the whole answer');
+    expect(fake.botMessages((inbound as { chatId: string }).chatId).map((m) => m.content)).toContain('the whole answer');
+  });
+
   it('keeps one conversation per DM and marks it private, in workspace @me', async () => {
     const { fake, intake } = await startDiscordChannel(cleanups);
     const first = fake.sendUserMessage({ author: ALICE, content: 'one' });
