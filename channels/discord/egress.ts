@@ -1,5 +1,6 @@
 import { createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
-import { type RateGate, type Sleep, sleep as defaultSleep } from '../../src/channel/rate-gate.js';
+import type { RateGate } from '../../src/channel/rate-gate.js';
+import { type Sleep, sleep as defaultSleep } from '../../src/time.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { randomBytes } from 'node:crypto';
 import { ChannelError } from '../../src/errors.js';

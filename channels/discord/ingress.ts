@@ -1,6 +1,7 @@
 import { ChannelType, type Client, Events, type Message } from 'discord.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
+import { settledWithin } from '../../src/time.js';
 import type { DiscordApi } from './api.js';
 import { gatewayCloseError, toChannelError } from './errors.js';
 import { discordInboundFiles } from './files.js';
@@ -113,7 +114,7 @@ export class DiscordIngress {
     await client?.destroy();
     const deadline = deps.now() + (this.options.stopTimeoutMs ?? 4000);
     while (this.inFlight.size > 0 && deps.now() < deadline) {
-      await Promise.race([Promise.allSettled([...this.inFlight]), delay(Math.max(0, deadline - deps.now()))]);
+      await settledWithin(Promise.allSettled([...this.inFlight]), Math.max(0, deadline - deps.now()));
     }
     typing.stopAll();
     this.state = { running: false, reason: 'stopped' };
@@ -237,6 +238,3 @@ export function factsOf(message: Message, botUserId: string): MessageFacts {
   };
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

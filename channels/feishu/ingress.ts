@@ -3,6 +3,7 @@ import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
 import type { ChannelDeps, ChannelStatus, InboundFile, InboundMessage, InboundReservation, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
+import { settledWithin, within } from '../../src/time.js';
 import type { Logger } from '../../src/logger.js';
 import { type FeishuApi, sdkLogger } from './api.js';
 import type { CardRegistry } from './cards.js';
@@ -171,10 +172,7 @@ export class FeishuIngress {
     this.ws?.close({ force: true });
     this.ws = undefined;
     this.fileBatches.closeAll();
-    const timeoutMs = this.options.stopTimeoutMs ?? 4000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-    clearTimeout(timer);
+    await settledWithin(Promise.allSettled([...this.inFlight]), this.options.stopTimeoutMs ?? 4000);
     this.state = { running: false, reason: 'stopped' };
   }
 
@@ -215,13 +213,7 @@ export class FeishuIngress {
     });
     this.ws = ws;
     await ws.start({ eventDispatcher: dispatcher });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      ready,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new ChannelError('feishu', 'CHANNEL_UNAVAILABLE', 'Feishu long connection did not open within 30 s')), 30_000);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    await within(ready, 30_000, () => new ChannelError('feishu', 'CHANNEL_UNAVAILABLE', 'Feishu long connection did not open within 30 s'));
   }
 
   private async handle(event: FeishuMessageEvent): Promise<void> {

@@ -24,16 +24,3 @@ export function boltLogger(logger: Logger): BoltLogger {
     setName: () => undefined,
   };
 }
-
-/** `promise`, or a rejection after `ms` milliseconds. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

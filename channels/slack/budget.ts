@@ -1,4 +1,5 @@
-import { InProcessRateGate, type RateGate, type Sleep, sleep } from '../../src/channel/rate-gate.js';
+import { InProcessRateGate, type RateGate } from '../../src/channel/rate-gate.js';
+import { type Sleep, sleep } from '../../src/time.js';
 
 /** The workspace's key in the shared gate and budgets: one bot token is one workspace. */
 export const WORKSPACE_KEY = 'workspace';

@@ -3,8 +3,9 @@ import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
+import { settledWithin, within } from '../../src/time.js';
 import type { SlackApi } from './api.js';
-import { boltLogger, noopReceiver, withTimeout } from './bolt.js';
+import { boltLogger, noopReceiver } from './bolt.js';
 import { WORKSPACE_KEY } from './budget.js';
 import { SLACK_REACTIONS } from './egress.js';
 import { toChannelError, notRunningReason } from './errors.js';
@@ -68,11 +69,11 @@ export class SlackIngress {
     const timeoutMs = this.options.startTimeoutMs ?? 30_000;
     let app: App | undefined;
     try {
-      const identity = await withTimeout(this.options.api.authTest(), timeoutMs);
+      const identity = await within(this.options.api.authTest(), timeoutMs);
       this.identity = identity;
       const receiver = this.createReceiver();
       app = this.createApp(identity, receiver);
-      await withTimeout(app.start(), timeoutMs);
+      await within(app.start(), timeoutMs);
       if (receiver instanceof SocketModeReceiver) this.guardReconnects(receiver);
     } catch (error) {
       // A socket still trying to connect must not linger after a failed start.
@@ -93,7 +94,7 @@ export class SlackIngress {
     const deadline = this.options.deps.now() + (this.options.stopTimeoutMs ?? 4000);
     await app.stop().catch((error: unknown) => this.logger.warn({ err: describeError(error) }, 'Slack stop was not clean'));
     while (this.inFlight.size > 0 && this.options.deps.now() < deadline) {
-      await withTimeout(Promise.allSettled([...this.inFlight]), Math.max(0, deadline - this.options.deps.now())).catch(() => undefined);
+      await settledWithin(Promise.allSettled([...this.inFlight]), Math.max(0, deadline - this.options.deps.now()));
     }
     this.state = { running: false, reason: 'stopped' };
   }

@@ -3,6 +3,7 @@ import type { Message, User } from 'grammy/types';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
+import { settledWithin } from '../../src/time.js';
 import { classifyText } from '../../src/channel/commands.js';
 import { normalizeCommand, parseStartCommand } from './commands.js';
 import { sendTelegramText } from './egress.js';
@@ -192,15 +193,15 @@ export class TelegramIngress {
     this.isStopping = true;
     const deadline = this.options.deps.now() + (this.options.stopTimeoutMs ?? 4000);
     const remaining = (): number => Math.max(0, deadline - this.options.deps.now());
-    await withTimeout(
+    await settledWithin(
       this.options.bot.stop().catch((error: unknown) => {
         this.options.deps.logger.warn({ err: describeError(toChannelError(error)) }, 'Telegram stop was not clean');
       }),
       remaining(),
     );
-    await withTimeout(polling, remaining());
+    await settledWithin(polling, remaining());
     while (this.inFlight.size > 0 && remaining() > 0) {
-      await withTimeout(Promise.allSettled([...this.inFlight]), remaining());
+      await settledWithin(Promise.allSettled([...this.inFlight]), remaining());
     }
     if (this.inFlight.size > 0) {
       this.options.deps.logger.warn({ pending: this.inFlight.size }, 'acknowledgements still running after stop timeout');
@@ -315,15 +316,3 @@ export class TelegramIngress {
   }
 }
 
-/** Waits for `promise`, or `ms` milliseconds, whichever comes first. */
-async function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  try {
-    await Promise.race([promise.then(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

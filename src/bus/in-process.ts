@@ -1,6 +1,7 @@
 import type { InboundMessage, InboundReservation } from '../channel/types.js';
 import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { settledWithin } from '../time.js';
 import { Reservations } from './reservations.js';
 import type { BusStats, BusStopReport, InboundBus, InboundHandler } from './types.js';
 
@@ -54,14 +55,8 @@ export class InProcessBus implements InboundBus {
     for (const wake of this.idleWorkers.splice(0)) wake(undefined);
 
     const pending = [...this.inFlight.keys()];
-    let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), graceMs);
-    });
-    const outcome = await Promise.race([Promise.allSettled(pending).then(() => 'drained' as const), graceOver]);
-    clearTimeout(timer);
     let cancelled = 0;
-    if (outcome === 'timeout') {
+    if (!(await settledWithin(Promise.allSettled(pending), graceMs))) {
       cancelled = this.inFlight.size;
       for (const controller of this.inFlight.values()) controller.abort();
     }

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { InboundMessage, InboundReservation } from '../channel/types.js';
 import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { settledWithin, within } from '../time.js';
 import { Reservations } from './reservations.js';
 import type { BusStats, BusStopReport, InboundBus, InboundHandler } from './types.js';
 
@@ -108,13 +109,10 @@ export class RedisBus implements InboundBus {
     let cancelled = 0;
     if (this.worker) {
       const closing = this.worker.worker.close();
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
-      if ((await Promise.race([closing.then(() => 'drained' as const), graceOver])) === 'timeout') {
+      if (!(await settledWithin(closing, graceMs))) {
         cancelled = this.inFlight.size;
         for (const controller of this.inFlight.values()) controller.abort();
       }
-      clearTimeout(timer);
       // Aborted work ends at once; only a Redis that stopped answering keeps `close` waiting.
       await settledWithin(closing, CLOSE_TIMEOUT_MS);
       this.worker.connection.disconnect();
@@ -185,21 +183,4 @@ function jobIdOf(message: InboundMessage): string | undefined {
   if (message.messageId === undefined) return undefined;
   const key = [message.channel, message.workspaceId ?? '', message.chatId, message.messageId].join('\n');
   return `m-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
-}
-
-/** Waits for `work` to settle, at most `ms`. */
-async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
-
-/** `work`, or a rejection once `ms` passed. */
-async function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,3 +1,5 @@
+import { type Sleep, sleep } from '../time.js';
+
 /**
  * Per-key "do not send before" times. When a platform answers 429 with a retry-after, egress
  * blocks the key (usually a chat) and every later request to it waits; platforms punish
@@ -18,26 +20,6 @@ export interface RateGate {
   waitUntilOpen(key: string, signal?: AbortSignal): Promise<void>;
 }
 
-/** Waits `ms` milliseconds; rejects with the signal's reason when it aborts first. */
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
-
-/** A `setTimeout`-based {@link Sleep} (so test fake timers control it). */
-export const sleep: Sleep = (ms, signal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 
 export interface InProcessRateGateOptions {
   /** Milliseconds since the epoch; default `Date.now`. */

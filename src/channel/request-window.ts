@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { sleep } from './rate-gate.js';
+import { sleep } from '../time.js';
 import type { RequestWindow } from './types.js';
 
 /**

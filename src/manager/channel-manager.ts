@@ -13,10 +13,10 @@ import type {
   ReplyTarget,
 } from '../channel/types.js';
 import type { Delivery } from '../bus/types.js';
-import { sleep } from '../channel/rate-gate.js';
 import { AppError, describeError, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { MessageMetrics } from '../metrics.js';
+import { sleep } from '../time.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { type DedupeKey, type DedupeStore, dedupeKeyOf } from './dedupe.js';

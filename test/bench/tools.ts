@@ -17,6 +17,7 @@ import { FakeTelegram } from '../fakes/telegram/index.js';
 import { answerTo, FinalWatcher } from './final-watcher.js';
 import { ROOT, startBenchServer, startProcess, stopProcess } from './server-process.js';
 import { formatPercentiles, type LatencySummary, residentMiB, summarize } from './stats.js';
+import { within } from '../../src/time.js';
 
 export interface ToolBenchOptions {
   /** Measured turns of each kind, after {@link WARM_UP_TURNS} of each. */
@@ -91,17 +92,6 @@ function isAsScripted(turn: Turn): boolean {
   return turn.modelCallsAt.length === 2 && turn.toolResults.length === 1 && turn.toolResults[0]?.trim() === 'bench';
 }
 
-async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no final text within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 interface TurnDriver {
   telegram: FakeTelegram;
@@ -117,7 +107,7 @@ async function runTurn(driver: TurnDriver, kind: TurnKind, index: number): Promi
   const turn = driver.script.begin(text, kind, sentAt);
   const final = driver.watcher.expect(answerTo(text), sentAt);
   driver.telegram.sendUserMessage({ chatId, chatType: 'private', text });
-  turn.latencyMs = await withTimeout(final, TURN_TIMEOUT_MS, `${kind} turn ${index}`);
+  turn.latencyMs = await within(final, TURN_TIMEOUT_MS, () => new Error(`${kind} turn ${index}: no final text within ${TURN_TIMEOUT_MS} ms`));
   return turn;
 }
 

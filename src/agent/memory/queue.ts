@@ -1,4 +1,5 @@
 import type { Logger } from '../../logger.js';
+import { settledWithin } from '../../time.js';
 import type { MemoryJob } from './types.js';
 
 export interface MemoryQueueOptions {
@@ -90,14 +91,7 @@ export class MemoryQueue {
    */
   async close(options: { timeoutMs: number }): Promise<void> {
     this.isClosed = true;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), options.timeoutMs);
-      timer.unref();
-    });
-    const isTimedOut = await Promise.race([this.flush().then(() => false), timedOut]);
-    clearTimeout(timer);
-    if (isTimedOut) {
+    if (!(await settledWithin(this.flush(), options.timeoutMs))) {
       this.options.logger.warn({ unfinishedJobs: this.size, timeoutMs: options.timeoutMs }, 'memory queue closed with jobs unfinished');
     }
   }
