@@ -10,7 +10,7 @@ import { describeError } from './errors.js';
 import type { Logger } from './logger.js';
 
 /** How long a process holds a channel's exclusive ingress without renewing; a dead holder is replaced this soon. */
-export const INGRESS_LEASE_TTL_MS = 15_000;
+const INGRESS_LEASE_TTL_MS = 15_000;
 
 /**
  * How the processes of a deployment share work: alone on the embedded default, or through Redis

@@ -4,7 +4,7 @@ import { createAgentServices } from './agent/services.js';
 import type { InboundBus } from './bus/types.js';
 import { ChannelConnections } from './accounts/connections.js';
 import { ChannelStarter } from './channel/starter.js';
-import { createCoordination, INGRESS_LEASE_TTL_MS } from './coordination.js';
+import { createCoordination } from './coordination.js';
 import { ServerMetrics } from './metrics.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
@@ -89,8 +89,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const starter = new ChannelStarter({
     logger,
     ...(coordination.lease === undefined ? {} : { lease: coordination.lease }),
-    leaseTtlMs: INGRESS_LEASE_TTL_MS,
-    leaseCheckMs: INGRESS_LEASE_TTL_MS / 3,
   });
   const users = new UsersRepo(database.db);
   const connections = new ChannelConnections({

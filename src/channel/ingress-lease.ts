@@ -7,6 +7,8 @@ import { Redis } from 'ioredis';
  * stops renewing, and another takes over once the lease ran out.
  */
 export interface IngressLease {
+  /** How long a lease lasts without a renewal: a dead holder is replaced this soon. */
+  readonly ttlMs: number;
   /** Takes the lease for `channel` unless another process holds it; true when this process holds it now. */
   acquire(channel: string): Promise<boolean>;
   /** Extends the lease; false when this process no longer holds it (it ran out and another took it). */
@@ -29,7 +31,7 @@ export class RedisIngressLease implements IngressLease {
   constructor(
     url: string,
     private readonly prefix: string,
-    private readonly ttlMs: number,
+    readonly ttlMs: number,
   ) {
     // Fail fast: a lease call that cannot reach Redis must not wait for a reconnect.
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });

@@ -13,21 +13,16 @@ export interface ChannelStarterOptions {
   random?: () => number;
   /**
    * Present when several processes share the deployment: a channel with `exclusiveIngress` runs
-   * its ingress only in the process holding its lease; the others stand by.
+   * its ingress only in the process holding its lease; the others stand by. The holder renews it,
+   * and a standby process tries to take it, three times per lease TTL.
    */
   lease?: IngressLease;
-  /** How often a held lease is renewed and a standby process tries to take it. Default 5 s; give the lease a TTL of about three times this. */
-  leaseCheckMs?: number;
-  /** How long a held lease lasts without a renewal; after it, a process that cannot reach Redis steps down. Default 15 s. */
-  leaseTtlMs?: number;
   /** Milliseconds since the epoch; injectable for tests. */
   now?: () => number;
 }
 
 const DEFAULT_FIRST_RETRY_DELAY_MS = 5_000;
 const DEFAULT_MAX_RETRY_DELAY_MS = 5 * 60_000;
-const DEFAULT_LEASE_CHECK_MS = 5_000;
-const DEFAULT_LEASE_TTL_MS = 15_000;
 
 /** A channel that is not running because of its start, and what happens next. */
 interface StartFailure {
@@ -55,7 +50,7 @@ interface LeaseState {
  *
  * Scaled out (`lease` given), a channel whose ingress must be unique (`exclusiveIngress`:
  * Telegram polling, the Discord gateway) starts only in the process holding its lease and is
- * renewed there; the other processes stand by, try to take the lease every `leaseCheckMs`, and
+ * renewed there; the other processes stand by, try to take the lease a few times per TTL, and
  * still deliver replies (egress needs no ingress). A holder that loses its lease stops ingress.
  */
 export class ChannelStarter {
@@ -162,7 +157,7 @@ export class ChannelStarter {
         if (holds) state.lastRenewedAt = this.now();
       } catch (error) {
         // Redis unreachable: keep going while the lease surely has not run out, then step down.
-        holds = state.isHeld && this.now() - state.lastRenewedAt < (this.options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS) / 2;
+        holds = state.isHeld && this.now() - state.lastRenewedAt < lease.ttlMs / 2;
         this.options.logger.warn({ channel: adapter.name, err: describeError(error), holds }, 'ingress lease not checked');
       }
       if (holds && !state.isHeld && !this.isStopped) {
@@ -181,7 +176,7 @@ export class ChannelStarter {
     })();
     return this.track(work).finally(() => {
       if (this.isStopped) return;
-      state.timer = setTimeout(() => void this.checkLease(adapter), this.options.leaseCheckMs ?? DEFAULT_LEASE_CHECK_MS);
+      state.timer = setTimeout(() => void this.checkLease(adapter), lease.ttlMs / 3);
       state.timer.unref();
     });
   }

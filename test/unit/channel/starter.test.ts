@@ -145,6 +145,7 @@ class SharedLeases {
       return lease !== undefined && lease.expiresAt > Date.now() ? lease : undefined;
     };
     return {
+      ttlMs: this.ttlMs,
       acquire: async (channel) => {
         check();
         const lease = current(channel);
@@ -172,7 +173,7 @@ describe('ChannelStarter with an ingress lease (several processes)', () => {
 
   const TTL = 3000;
   const process = (leases: SharedLeases, holder: string) =>
-    new ChannelStarter({ logger: silentLogger(), lease: leases.for(holder), leaseTtlMs: TTL, leaseCheckMs: 1000, firstRetryDelayMs: 1000, random: () => 0.5 });
+    new ChannelStarter({ logger: silentLogger(), lease: leases.for(holder), firstRetryDelayMs: 1000, random: () => 0.5 });
 
   it('runs exclusive ingress in one process; the other stands by and takes over when the holder stops', async () => {
     const leases = new SharedLeases(TTL);
