@@ -10,7 +10,7 @@ import type { DatabaseHandle } from '../../../src/db/index.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { AgentError, AppError, ChannelError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
-import { ChannelManager, type IdentityGate } from '../../../src/manager/channel-manager.js';
+import { ChannelManager, type ChannelManagerDeps, type IdentityGate } from '../../../src/manager/channel-manager.js';
 import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
@@ -47,15 +47,21 @@ describe('ChannelManager', () => {
     egress = new RecordingEgress();
     now = 0;
     capabilities = STREAMING;
-    manager = new ChannelManager({
+    manager = managerWith();
+  });
+
+  /** A manager over this test's runtime, egress and clock, with `extra` deps. */
+  function managerWith(extra: Partial<ChannelManagerDeps> = {}): ChannelManager {
+    return new ChannelManager({
       runtime,
       threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
       dedupe: new MemoryDedupeStore(),
       channel: (name) => (name === 'fake' ? { egress, capabilities } : undefined),
       logger: silentLogger(),
       now: () => now,
+      ...extra,
     });
-  });
+  }
   describe('streaming chat', () => {
     it('shows the first text at once with a cursor, then exactly one final without it', async () => {
       runtime.scripts.push([chunk('Hello'), chunk(' there'), values('Hello there, friend.')]);
@@ -106,13 +112,7 @@ describe('ChannelManager', () => {
 
     it('counts accepted and duplicate messages, and replies by outcome with their time since receipt', async () => {
       const counted: string[] = [];
-      const metered = new ChannelManager({
-        runtime,
-        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
-        dedupe: new MemoryDedupeStore(),
-        channel: (name) => (name === 'fake' ? { egress, capabilities } : undefined),
-        logger: silentLogger(),
-        now: () => now,
+      const metered = managerWith({
         metrics: {
           accepted: (channel) => void counted.push(`accepted ${channel}`),
           duplicate: (channel) => void counted.push(`duplicate ${channel}`),
@@ -354,15 +354,7 @@ describe('ChannelManager', () => {
       '/old-skill go': { kind: 'disabled', name: 'old-skill' },
       '/nope x': { kind: 'unknown', name: 'nope' },
     };
-    const withSkills = (resolve: (text: string) => Promise<SlashSkillResolution>) =>
-      new ChannelManager({
-        runtime,
-        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
-        dedupe: new MemoryDedupeStore(),
-        channel: () => ({ egress, capabilities }),
-        logger: silentLogger(),
-        resolveSkill: resolve,
-      });
+    const withSkills = (resolve: (text: string) => Promise<SlashSkillResolution>) => managerWith({ resolveSkill: resolve });
 
     it('runs an enabled skill as chat, refuses a disabled one, and answers an unknown one like an unknown command', async () => {
       const skilled = withSkills(async (text) => skills[text] ?? { kind: 'none' });
@@ -405,12 +397,8 @@ describe('ChannelManager', () => {
       },
     };
     const withFiles = () =>
-      new ChannelManager({
-        runtime,
-        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
-        dedupe: new MemoryDedupeStore(),
+      managerWith({
         channel: () => ({ egress, capabilities, files, displayName: 'Fake' }),
-        logger: silentLogger(),
         sandboxPaths: (userId, threadId) => new SandboxPaths({ dataDir, skillsDir: join(dataDir, 'skills'), userId, threadId }),
       });
 
@@ -499,14 +487,7 @@ describe('ChannelManager', () => {
       findBinding: async () => binding,
     });
     const withGate = (identities: IdentityGate, caps: ChannelCapabilities = STREAMING) =>
-      new ChannelManager({
-        runtime,
-        threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
-        dedupe: new MemoryDedupeStore(),
-        channel: () => ({ egress, capabilities: caps }),
-        logger: silentLogger(),
-        identities,
-      });
+      managerWith({ channel: () => ({ egress, capabilities: caps }), identities });
 
     it('never trusts an owner claimed by chat ingress: the gate decides', async () => {
       await withGate(gate()).handle(inbound('hi', { kind: 'chat', ownerUserId: 'forged-owner' }), signal);
