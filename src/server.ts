@@ -147,13 +147,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     runtime,
     health: () =>
       reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
-    metrics: () => metrics.render(),
+    metrics: { render: () => metrics.render(), isPublic: config.server.metrics_public },
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     auth: {
       authenticator: createAuthenticator({ adminToken: config.auth.admin_token, users }),
-      // With accounts in use the API acts for someone; a single-user server stays open on loopback.
-      requireForApi: connections.isEnabled,
+      // With accounts or an operator token, every route not declared public needs a key; a
+      // single-user server without a token stays open (keep it on loopback).
+      isPrincipalRequired: connections.isEnabled || config.auth.admin_token !== undefined,
     },
     accounts: { users, connections },
     channelRoutes: [...adapters.values()].flatMap((a) => (a.routes ? [{ name: a.name, routes: a.routes }] : [])),

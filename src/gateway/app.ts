@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { unauthorized } from './auth.js';
+import { authenticateRequest } from './auth.js';
+import { canonicalUrl } from './canonical-url.js';
 import { handleError, handleNotFound } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
 import { consoleRoutes } from './routes/console.js';
@@ -25,7 +26,9 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024;
  *
  * Routes: `GET /health`, `GET /api/models`, the LangGraph API subset under `/api/threads`, a
  * thread's goal (`/api/threads/:id/goal`), `/api/memory`, `/api/skills` (when given), and
- * each channel's webhooks under `/api/webhooks/<name>`. Every request gets a UUID request id,
+ * each channel's webhooks under `/api/webhooks/<name>`. Deny by default: with `deps.auth`, only
+ * routes declared public (`PUBLIC_ROUTE`) answer without a key, under any spelling of their path
+ * (`canonicalUrl`). Every request gets a UUID request id,
  * echoed as `x-request-id` and logged as `reqId`. Errors answer `{code, message}` as
  * `error-handler.ts` describes.
  *
@@ -38,6 +41,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     // Ids are ours; a client-sent id would let callers write arbitrary text into our logs.
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // Routing sees one spelling of each path, so a route's access rule holds for all of them.
+    rewriteUrl: (request) => canonicalUrl(request.url ?? '/'),
+    routerOptions: { caseSensitive: false },
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(zodSerializerCompiler);
@@ -47,16 +53,11 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   app.decorateRequest('principal', undefined);
-  // Webhooks carry their platform's signatures instead; health and the console page are public.
-  app.addHook('onRequest', async (request) => {
-    if (!deps.auth || !request.url.startsWith('/api/') || request.url.startsWith('/api/webhooks/')) return;
-    request.principal = await deps.auth.authenticator.authenticate(request.headers.authorization);
-    if (!request.principal && deps.auth.requireForApi) throw unauthorized();
-  });
+  if (deps.auth) app.addHook('onRequest', authenticateRequest(deps.auth));
 
   await app.register(consoleRoutes);
   await app.register(healthRoutes, { health: deps.health });
-  if (deps.metrics) await app.register(metricsRoutes, { render: deps.metrics });
+  if (deps.metrics) await app.register(metricsRoutes, deps.metrics);
   await app.register(modelRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(langGraphRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(goalRoutes, { prefix: '/api', runtime: deps.runtime });

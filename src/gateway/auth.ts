@@ -48,6 +48,31 @@ declare module 'fastify' {
     /** Set by the gateway's auth hook from the `Authorization` header. */
     principal: Principal | undefined;
   }
+  interface FastifyContextConfig {
+    /**
+     * The route answers without a principal (health, the console's files, webhooks that check
+     * their platform's signature). Every other route, and every path no route matches, needs one
+     * whenever the server requires keys.
+     */
+    isPublic?: boolean;
+  }
+}
+
+/** Route config of a route anyone may call: `app.get(url, { config: PUBLIC_ROUTE, ... })`. */
+export const PUBLIC_ROUTE = { isPublic: true } as const;
+
+/**
+ * The gateway's `onRequest` hook, deny by default: it runs after routing, so the decision is made
+ * on the route that matched, never on how the path was spelled. A route not declared public gets
+ * the caller's principal, and 401 without one when `isPrincipalRequired`; a header that names
+ * nobody is 401 everywhere but public routes.
+ */
+export function authenticateRequest(options: { authenticator: Authenticator; isPrincipalRequired: boolean }) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (request.routeOptions.config.isPublic === true) return;
+    request.principal = await options.authenticator.authenticate(request.headers.authorization);
+    if (!request.principal && options.isPrincipalRequired) throw unauthorized();
+  };
 }
 
 /** The signed-in user, or 401 (the operator gets 403: these routes act for a person). */

@@ -8,6 +8,10 @@ export const serverConfigSchema = z
       .url()
       .default('http://localhost:8001')
       .describe('Address users reach the server at; used in links the server hands out.'),
+    metrics_public: z
+      .boolean()
+      .default(false)
+      .describe('Serve GET /metrics without a key (for a scraper that cannot send one); otherwise it needs a key whenever the API does.'),
   })
   .prefault({});
 

@@ -16,14 +16,19 @@ export function threadOwnershipCheck(runtime: AgentRuntime) {
     const principal = request.principal;
     const threadId = (request.params as { thread_id?: unknown } | undefined)?.thread_id;
     if (principal?.kind !== 'user' || typeof threadId !== 'string') return;
-    // Metadata only: a long thread's checkpoint is not read just to learn whose it is.
-    const owner = await runtime.getThread(threadId, { withValues: false }).then(
-      (thread) => thread.metadata[OWNER_METADATA_KEY],
-      (error: unknown) => {
-        if (error instanceof NotFoundError) return principal.user.id;
-        throw error;
-      },
-    );
-    if (owner !== principal.user.id) throw new NotFoundError('Thread');
+    await assertNotForeign(runtime, threadId, principal.user.id);
   };
+}
+
+/** 404 when `threadId` exists and belongs to someone other than `userId`; a missing thread passes. */
+export async function assertNotForeign(runtime: AgentRuntime, threadId: string, userId: string): Promise<void> {
+  // Metadata only: a long thread's checkpoint is not read just to learn whose it is.
+  const owner = await runtime.getThread(threadId, { withValues: false }).then(
+    (thread) => thread.metadata[OWNER_METADATA_KEY],
+    (error: unknown) => {
+      if (error instanceof NotFoundError) return userId;
+      throw error;
+    },
+  );
+  if (owner !== userId) throw new NotFoundError('Thread');
 }

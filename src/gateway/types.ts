@@ -30,18 +30,18 @@ export interface GatewayDeps {
   runtime: AgentRuntime;
   /** Called per `GET /health`; should be cheap (a database ping, flags already in memory). */
   health: () => Promise<HealthReport>;
-  /** Serves `GET /metrics` (Prometheus) when given. */
-  metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** Serves `GET /metrics` (Prometheus) when given; public only when `isPublic`, else it needs a key like the API. */
+  metrics?: { render: () => Promise<{ contentType: string; body: string }>; isPublic: boolean };
   /** Fastify logs through it (request ids included as `reqId`). */
   logger: Logger;
   channelRoutes?: ChannelRoutes[];
   /** Serves `/api/skills` when given. */
   skills?: SkillRegistry;
-  /** Bearer-key authentication of `/api/*` (webhooks excepted). */
+  /** Bearer-key authentication of every route not declared public (see `authenticateRequest`). */
   auth?: {
     authenticator: Authenticator;
-    /** Every `/api` request needs a key (multi-user mode); otherwise only account routes do. */
-    requireForApi: boolean;
+    /** Every route not declared public needs a key; otherwise a key is optional (single-user, loopback). */
+    isPrincipalRequired: boolean;
   };
   /** Serves `/api/me`, `/api/users` and `/api/channels/*` when given. */
   accounts?: { users: UsersRepo; connections: ChannelConnections };

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeChatRequest, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
@@ -236,8 +237,15 @@ describe('accounts and binding through the real server', () => {
     expect((await api('POST', `/api/threads/${thread}/runs/wait`, ivy.key, ask)).status).toBe(404);
     expect((await api('GET', `/api/threads/${thread}/goal`, ivy.key)).status).toBe(404);
     expect((await api('PUT', `/api/threads/${thread}/goal`, ivy.key, { objective: 'take over' })).status).toBe(404);
-    // Asking to create a thread with someone else's id does not hand it over.
-    expect((await api('POST', '/api/threads', ivy.key, { thread_id: thread, if_exists: 'do_nothing' })).status).toBe(409);
+    expect((await api('DELETE', `/api/threads/${thread}/goal`, ivy.key)).status).toBe(404);
+    expect((await api('POST', `/api/threads/${thread}/runs`, ivy.key, ask)).status).toBe(404);
+    expect((await api('POST', `/api/threads/${thread}/runs/stream`, ivy.key, ask)).status).toBe(404);
+    expect((await api('GET', `/api/threads/${thread}/runs/${randomUUID()}`, ivy.key)).status).toBe(404);
+    expect((await api('POST', `/api/threads/${thread}/runs/${randomUUID()}/cancel`, ivy.key)).status).toBe(404);
+    // Asking to create a thread with someone else's id neither hands it over nor tells it exists.
+    expect((await api('POST', '/api/threads', ivy.key, { thread_id: thread, if_exists: 'do_nothing' })).status).toBe(404);
+    expect((await api('POST', '/api/threads', ivy.key, { thread_id: thread, if_exists: 'raise' })).status).toBe(404);
+    expect((await api('POST', '/api/threads', hal.key, { thread_id: thread, if_exists: 'raise' })).status).toBe(409);
     expect((await api('POST', `/api/threads/${thread}/runs/wait`, hal.key, ask)).status).toBe(200);
     expect((await api('GET', `/api/threads/${thread}`, ADMIN_TOKEN)).status).toBe(200);
   });

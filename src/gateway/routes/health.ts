@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PUBLIC_ROUTE } from '../auth.js';
 import type { HealthReport } from '../types.js';
 import type { ZodPluginAsync } from '../validation.js';
 
@@ -12,7 +13,7 @@ export const healthReportSchema = z.object({
 
 /** `GET /health`: the report with 200 when `ok`, 503 when not (so load balancers take us out). */
 export const healthRoutes: ZodPluginAsync<{ health: () => Promise<HealthReport> }> = async (app, { health }) => {
-  app.get('/health', { schema: { response: { 200: healthReportSchema, 503: healthReportSchema } } }, async (_request, reply) => {
+  app.get('/health', { config: PUBLIC_ROUTE, schema: { response: { 200: healthReportSchema, 503: healthReportSchema } } }, async (_request, reply) => {
     const report = await health();
     return reply.status(report.ok ? 200 : 503).send(report);
   });

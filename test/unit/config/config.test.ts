@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { platforms } from '../../../channels/index.js';
-import { loadConfig, parseConfig } from '../../../src/config/index.js';
+import { forgetVariables, loadConfig, parseConfig } from '../../../src/config/index.js';
 import { ConfigError } from '../../../src/errors.js';
 
 function issuesOf(fn: () => unknown): string[] {
@@ -44,11 +44,23 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('names every variable the file read, so the server can forget them; other variables stay', () => {
+    const path = writeConfig(
+      'models:\n  - { name: default, model: m, api_key: $OPENAI_API_KEY, base_url: "http://${MODEL_HOST}/v1" }\nauth: { admin_token: $UNSET_TOKEN }\n',
+    );
+    const env: Record<string, string | undefined> = { OPENAI_API_KEY: 'sk-secret', MODEL_HOST: '127.0.0.1:9', PATH: '/usr/bin', BOT_CREDS: 'x' };
+    const { config, readVariables } = loadConfig({ path, env, platforms });
+    expect(readVariables.sort()).toEqual(['MODEL_HOST', 'OPENAI_API_KEY', 'UNSET_TOKEN']);
+    forgetVariables(env, readVariables);
+    expect(env).toEqual({ PATH: '/usr/bin', BOT_CREDS: 'x' });
+    expect(config.models[0]).toMatchObject({ api_key: 'sk-secret', base_url: 'http://127.0.0.1:9/v1' });
+  });
+
   it('starts on all defaults when no config file exists', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dfc-config-'));
     const { config, path } = loadConfig({ env: {}, platforms, cwd: dir });
     expect(path).toBeUndefined();
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 8001, public_url: 'http://localhost:8001' });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 8001, public_url: 'http://localhost:8001', metrics_public: false });
     expect(config.data_dir).toBe('./.data');
     expect(config.database.url).toBeUndefined();
     expect(config.models).toEqual([]);

@@ -1,6 +1,6 @@
-import { ConflictError } from '../../../errors.js';
+import { ConflictError, NotFoundError } from '../../../errors.js';
 import type { AgentRuntime } from '../../../runtime/types.js';
-import { OWNER_METADATA_KEY } from '../../thread-ownership.js';
+import { assertNotForeign, OWNER_METADATA_KEY } from '../../thread-ownership.js';
 import { errorResponses } from '../../error-handler.js';
 import type { ZodPluginAsync } from '../../validation.js';
 import { createThreadBodySchema, threadParamsSchema, threadSchema } from './schemas.js';
@@ -13,12 +13,17 @@ export const threadRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (ap
     async (request) => {
       const principal = request.principal;
       if (principal?.kind !== 'user') return runtime.createThread(request.body);
-      // A user's threads carry their account; someone else's thread id is never handed back.
-      const thread = await runtime.createThread({
-        ...request.body,
-        metadata: { ...request.body.metadata, [OWNER_METADATA_KEY]: principal.user.id },
-      });
-      if (thread.metadata[OWNER_METADATA_KEY] !== principal.user.id) throw new ConflictError('Thread already exists.');
+      // A user's threads carry their account; someone else's thread id answers as on every other
+      // route (404), so creating cannot tell that it exists.
+      const { thread_id: threadId } = request.body;
+      const thread = await runtime
+        .createThread({ ...request.body, metadata: { ...request.body.metadata, [OWNER_METADATA_KEY]: principal.user.id } })
+        .catch(async (error: unknown) => {
+          // `if_exists: raise` on a taken id: only the caller's own thread may say so.
+          if (error instanceof ConflictError && threadId !== undefined) await assertNotForeign(runtime, threadId, principal.user.id);
+          throw error;
+        });
+      if (thread.metadata[OWNER_METADATA_KEY] !== principal.user.id) throw new NotFoundError('Thread');
       return thread;
     },
   );

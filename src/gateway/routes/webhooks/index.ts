@@ -7,7 +7,8 @@ const CHANNEL_NAME = /^[a-z0-9-]+$/;
 /**
  * Mounts each channel's webhook routes at `/<name>` (this plugin sits at `/api/webhooks`), each in
  * its own context, so a channel's raw-body parser or `bodyLimit` never reaches another route. It
- * names no platform: the caller passes only the enabled channels.
+ * names no platform: the caller passes only the enabled channels. Every route in here is public:
+ * a webhook proves itself by its platform's signature, which its channel checks.
  *
  * @throws ConfigError when a name is not `[a-z0-9-]+` or appears twice.
  */
@@ -17,5 +18,8 @@ export const webhookRoutes: FastifyPluginAsync<{ channels: ChannelRoutes[] }> = 
     .filter(({ name, index }) => !CHANNEL_NAME.test(name) || channels.findIndex((c) => c.name === name) !== index)
     .map(({ name }) => `channelRoutes.${JSON.stringify(name)}: must be a unique [a-z0-9-]+ name`);
   if (bad.length > 0) throw new ConfigError(bad);
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, isPublic: true };
+  });
   for (const { name, routes } of channels) await app.register(routes, { prefix: `/${name}` });
 };

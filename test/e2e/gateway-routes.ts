@@ -1,0 +1,44 @@
+/**
+ * Every route the gateway serves, as `buildApp` registers it (checked against its route table in
+ * test/unit/gateway/route-inventory.test.ts, so a new route cannot be left out of the access
+ * table of test/e2e/route-access.test.ts).
+ */
+export interface GatewayRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Fastify's template: `:name` segments are parameters. */
+  template: string;
+  /** Answers without a key. */
+  isPublic: boolean;
+}
+
+export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
+  { method: 'GET', template: '/', isPublic: true },
+  { method: 'GET', template: '/console.js', isPublic: true },
+  { method: 'GET', template: '/console.css', isPublic: true },
+  { method: 'GET', template: '/health', isPublic: true },
+  { method: 'GET', template: '/metrics', isPublic: false },
+  { method: 'GET', template: '/api/models', isPublic: false },
+  { method: 'POST', template: '/api/threads', isPublic: false },
+  { method: 'GET', template: '/api/threads/:thread_id', isPublic: false },
+  { method: 'POST', template: '/api/threads/:thread_id/runs/stream', isPublic: false },
+  { method: 'POST', template: '/api/threads/:thread_id/runs/wait', isPublic: false },
+  { method: 'POST', template: '/api/threads/:thread_id/runs', isPublic: false },
+  { method: 'GET', template: '/api/threads/:thread_id/runs/:run_id', isPublic: false },
+  { method: 'POST', template: '/api/threads/:thread_id/runs/:run_id/cancel', isPublic: false },
+  { method: 'GET', template: '/api/threads/:thread_id/goal', isPublic: false },
+  { method: 'PUT', template: '/api/threads/:thread_id/goal', isPublic: false },
+  { method: 'DELETE', template: '/api/threads/:thread_id/goal', isPublic: false },
+  { method: 'GET', template: '/api/memory', isPublic: false },
+  { method: 'DELETE', template: '/api/memory', isPublic: false },
+  { method: 'GET', template: '/api/me', isPublic: false },
+  { method: 'GET', template: '/api/users', isPublic: false },
+  { method: 'POST', template: '/api/users', isPublic: false },
+  { method: 'GET', template: '/api/channels/providers', isPublic: false },
+  { method: 'GET', template: '/api/channels/connections', isPublic: false },
+  { method: 'POST', template: '/api/channels/:provider/connect', isPublic: false },
+  { method: 'DELETE', template: '/api/channels/connections/:connection_id', isPublic: false },
+  { method: 'GET', template: '/api/skills', isPublic: false },
+  { method: 'PUT', template: '/api/skills/:name', isPublic: false },
+  // Each enabled channel's webhook; the e2e enables GitHub's. They prove themselves by signature.
+  { method: 'POST', template: '/api/webhooks/github', isPublic: true },
+];
