@@ -1,4 +1,5 @@
 import { DrizzleQueryError } from 'drizzle-orm';
+import { redactSecrets } from './redact.js';
 
 /**
  * Errors that cross a module boundary. Two audiences: logs read `message`, `code` and `cause`;
@@ -114,13 +115,13 @@ export class ThreadBusyError extends AgentError {
 /** Wraps anything thrown so callers can rely on `code`; keeps the original as `cause`. */
 export function asAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = redactSecrets(error instanceof Error ? error.message : String(error));
   return new AppError('INTERNAL', message, { cause: error });
 }
 
 /** A short, secret-free description of an error for logs. */
 export function describeError(error: unknown): { code?: string; name?: string; message: string } {
-  if (error instanceof AppError) return { code: error.code, name: error.name, message: error.message };
+  if (error instanceof AppError) return { code: error.code, name: error.name, message: redactSecrets(error.message) };
   // drizzle's message lists the query's parameters (message text, facts, keys): keep the SQL and
   // the database's own reason, never the values.
   if (error instanceof DrizzleQueryError) {
@@ -132,8 +133,9 @@ export function describeError(error: unknown): { code?: string; name?: string; m
       message: `${reason} (in: ${error.query.slice(0, MAX_LOGGED_QUERY_CHARS)})`,
     };
   }
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { message: String(error) };
+  // A stranger's text (a model endpoint, an SDK) may quote a key: masked before any log sees it.
+  if (error instanceof Error) return { name: error.name, message: redactSecrets(error.message) };
+  return { message: redactSecrets(String(error)) };
 }
 
 /** Enough of a failed statement to recognise it in a log line. */

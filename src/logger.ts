@@ -1,16 +1,19 @@
 import pino, { type Logger } from 'pino';
+import { redactSecrets } from './redact.js';
 
 export type { Logger };
 
 /**
  * JSON logs. Message text and secrets never appear at info level: callers log ids and sizes,
- * and these paths are redacted as a second line of defence.
+ * and these paths are redacted as a second line of defence. A logged error's message and stack
+ * (its causes' too: a model endpoint's 401 may quote the key) go through `redactSecrets`.
  */
 export function createLogger(options: { level?: string; destination?: pino.DestinationStream } = {}): Logger {
   return pino(
     {
       level: options.level ?? 'info',
       base: { service: 'deerflow-channels' },
+      serializers: { err: serializeError },
       redact: {
         paths: [
           '*.bot_token',
@@ -29,6 +32,12 @@ export function createLogger(options: { level?: string; destination?: pino.Desti
     },
     options.destination,
   );
+}
+
+/** pino's error serializer, then every text in it (message, stack, an SDK's `error` body) redacted. */
+function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  return JSON.parse(redactSecrets(JSON.stringify(pino.stdSerializers.err(error))));
 }
 
 /** A logger that discards everything, for tests and benchmarks. */

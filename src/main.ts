@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { platforms } from '../channels/index.js';
-import { loadConfig } from './config/index.js';
+import { forgetVariables, loadConfig } from './config/index.js';
 import { ConfigError, describeError } from './errors.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
@@ -14,6 +14,8 @@ async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig({ path: values.config, env: process.env, platforms });
+    // The config holds the secrets now; the environment keeps none for anything that reads it later.
+    forgetVariables(process.env, loaded.readVariables);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`deerflow-channels: ${error.message}\n`);

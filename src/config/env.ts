@@ -11,21 +11,26 @@ export interface SubstitutionResult {
   value: unknown;
   /** Key path (dotted, `[i]` for arrays) → the unset variable it named. */
   missing: Map<string, string>;
+  /** Every variable the config named, set or not: the server's own, forgotten once read. */
+  read: Set<string>;
 }
 
 export function substituteEnv(input: unknown, env: Record<string, string | undefined>): SubstitutionResult {
   const missing = new Map<string, string>();
+  const read = new Set<string>();
 
   const walk = (value: unknown, path: string): unknown => {
     if (typeof value === 'string') {
       const whole = WHOLE.exec(value);
       if (whole) {
         const name = (whole[1] ?? whole[2]) as string;
+        read.add(name);
         const resolved = env[name];
         if (resolved === undefined || resolved === '') missing.set(path, name);
         return resolved === '' ? undefined : resolved;
       }
       return value.replace(EMBEDDED, (_match, name: string) => {
+        read.add(name);
         const resolved = env[name];
         if (resolved === undefined) {
           missing.set(path, name);
@@ -43,5 +48,5 @@ export function substituteEnv(input: unknown, env: Record<string, string | undef
     return value;
   };
 
-  return { value: walk(input, ''), missing };
+  return { value: walk(input, ''), missing, read };
 }

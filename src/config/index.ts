@@ -24,6 +24,8 @@ export interface LoadedConfig {
   path: string | undefined;
   /** Non-fatal findings, e.g. a block for a platform this build does not have. */
   warnings: string[];
+  /** The environment variables the file named (`$NAME`): hand them to `forgetVariables` once loaded. */
+  readVariables: string[];
 }
 
 /**
@@ -42,16 +44,36 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   } else if (explicit) {
     throw new ConfigError([`${explicit}: config file not found`]);
   }
-  const config = parseConfig(raw, options.env, options.platforms);
-  return { config, path: existsSync(path) ? path : undefined, warnings: findWarnings(config, options.platforms) };
+  const { config, read } = parseConfigReading(raw, options.env, options.platforms);
+  return {
+    config,
+    path: existsSync(path) ? path : undefined,
+    warnings: findWarnings(config, options.platforms),
+    readVariables: [...read],
+  };
 }
 
 /** Validates an already-read config object. */
 export function parseConfig(raw: unknown, env: Record<string, string | undefined>, platforms: readonly ChannelDefinition[]): Config {
-  const { value, missing } = substituteEnv(withoutEmptyKeys(raw ?? {}), env);
+  return parseConfigReading(raw, env, platforms).config;
+}
+
+function parseConfigReading(raw: unknown, env: Record<string, string | undefined>, platforms: readonly ChannelDefinition[]) {
+  const { value, missing, read } = substituteEnv(withoutEmptyKeys(raw ?? {}), env);
   const result = buildConfigSchema(platforms).safeParse(value);
   if (!result.success) throw new ConfigError(formatIssues(result.error.issues, missing));
-  return result.data;
+  return { config: result.data, read };
+}
+
+/**
+ * Removes the variables the config has read from `env` (the process environment): their values
+ * live in the parsed config now, and nothing that later reads or inherits the environment (a
+ * library, a child process, a crash report) gets them. The kernel's copy of the environment the
+ * process started with (`/proc/<pid>/environ`) is not changed by this: the sandbox keeps the
+ * agent's processes away from it (docs/security.md).
+ */
+export function forgetVariables(env: Record<string, string | undefined>, names: Iterable<string>): void {
+  for (const name of names) delete env[name];
 }
 
 /**

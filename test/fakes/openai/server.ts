@@ -181,9 +181,12 @@ export class FakeOpenAI {
     if (!auth?.startsWith('Bearer ')) {
       return sendJson(res, 401, errorBody('Missing bearer API key.', 'invalid_request_error', null));
     }
-    if (this.options.apiKey !== undefined && auth.slice('Bearer '.length) !== this.options.apiKey) {
-      // Unlike OpenAI, the message never repeats the key: keys stay out of logs.
-      return sendJson(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+    const presented = auth.slice('Bearer '.length);
+    if (this.options.apiKey !== undefined && presented !== this.options.apiKey) {
+      // As OpenAI does, the text repeats part of the key: the server must keep it out of its logs.
+      const masked = `${presented.slice(0, 8)}${'*'.repeat(Math.max(0, presented.length - 12))}${presented.slice(-4)}`;
+      const message = `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`;
+      return sendJson(res, 401, errorBody(message, 'invalid_request_error', 'invalid_api_key'));
     }
     const path = req.url?.split('?')[0];
     if (req.method === 'GET' && path === '/v1/models') {

@@ -72,7 +72,7 @@ describe('buildApp error handling', () => {
     expect(response.json().code).toBe('BAD_REQUEST');
   });
 
-  it('hides an unknown error behind a generic 500 and logs it with the request id', async () => {
+  it('hides an unknown error behind a generic 500 and logs it with the request id, credentials masked', async () => {
     const { app, runtime, logs } = await setup();
     runtime.failure = new Error('connection to postgres://admin:hunter2@db failed');
     const response = await app.inject({ method: 'GET', url: `/api/threads/${randomUUID()}` });
@@ -83,7 +83,9 @@ describe('buildApp error handling', () => {
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
     const logged = logs.find((line) => line.msg === 'request failed');
     expect(logged?.reqId).toBe(requestId);
-    expect(JSON.stringify(logged?.err)).toContain('hunter2');
+    // The log keeps what failed, never the credentials a stranger's text carried.
+    expect(JSON.stringify(logged?.err)).toContain('connection to postgres://');
+    expect(JSON.stringify(logged?.err)).not.toContain('hunter2');
   });
 
   it('hides an AppError of status 500 or more, even with a userMessage', async () => {
