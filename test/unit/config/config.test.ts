@@ -45,9 +45,8 @@ describe('loadConfig', () => {
   });
 
   it('names every variable the file read, so the server can forget them; other variables stay', () => {
-    const path = writeConfig(
-      'models:\n  - { name: default, model: m, api_key: $OPENAI_API_KEY, base_url: "http://${MODEL_HOST}/v1" }\nauth: { admin_token: $UNSET_TOKEN }\n',
-    );
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own ${NAME} syntax, not a template.
+    const path = writeConfig('models:\n  - { name: default, model: m, api_key: $OPENAI_API_KEY, base_url: "http://${MODEL_HOST}/v1" }\nauth: { admin_token: $UNSET_TOKEN }\n');
     const env: Record<string, string | undefined> = { OPENAI_API_KEY: 'sk-secret', MODEL_HOST: '127.0.0.1:9', PATH: '/usr/bin', BOT_CREDS: 'x' };
     const { config, readVariables } = loadConfig({ path, env, platforms });
     expect(readVariables.sort()).toEqual(['MODEL_HOST', 'OPENAI_API_KEY', 'UNSET_TOKEN']);
