@@ -1,4 +1,4 @@
-import type { ChatBinder, ChatBindRequest, ChatIdentity, ChannelDefinition, ConnectOffer } from '../channel/types.js';
+import type { ChannelDefinition, ChatBinder, ChatBindRequest, ChatIdentity, ConnectOffer } from '../channel/types.js';
 import type { Database } from '../db/index.js';
 import { ConnectCodesRepo } from '../db/repos/connect-codes-repo.js';
 import {

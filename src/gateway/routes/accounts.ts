@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { CONNECTION_EVENTS } from '../../db/schema/index.js';
 import type { ChannelConnections } from '../../accounts/connections.js';
 import type { ConnectionEvent } from '../../db/repos/connections-repo.js';
 import type { UserRecord, UsersRepo } from '../../db/repos/users-repo.js';
-import { requireOperator, requireUser } from '../auth.js';
+import { CONNECTION_EVENTS } from '../../db/schema/index.js';
 import { NotFoundError } from '../../errors.js';
+import { requireOperator, requireUser } from '../auth.js';
 import { errorResponses } from '../error-handler.js';
 import type { ZodPluginAsync } from '../validation.js';
 
