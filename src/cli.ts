@@ -4,22 +4,27 @@ import { platforms } from '../channels/index.js';
 import { loadConfig } from './config/index.js';
 import { openDatabase } from './db/index.js';
 import { UsersRepo } from './db/repos/users-repo.js';
-import { AppError, ConfigError, describeError } from './errors.js';
+import { AppError, ConfigError, describeError, NotFoundError } from './errors.js';
 
 const USAGE = `usage: npm run cli -- [--config path] <command>
 
 commands:
-  user create <name>   create a server account and print its API key (shown once)
-  user list            list accounts`;
+  user create <name>             create a server account and print its API key (shown once)
+  user list                      list accounts: id, name, shell (granted or no), created
+  user grant-shell <name|id>     let the account's runs use bash (accounts mode; default: no shell)
+  user revoke-shell <name|id>    take bash away from the account's next runs`;
+
+/** Each verb and how many arguments it takes. */
+const VERBS: Record<string, number> = { create: 1, list: 0, 'grant-shell': 1, 'revoke-shell': 1 };
 
 /**
- * `npm run cli -- user create <name>`: account management from a shell, on the database the
+ * `npm run cli -- user <verb> …`: account management from a shell, on the database the
  * server's config names. A second composition root next to `main.ts`.
  */
 async function cli(): Promise<number> {
   const { values, positionals } = parseArgs({ options: { config: { type: 'string', short: 'c' } }, allowPositionals: true });
   const [noun, verb, ...rest] = positionals;
-  if (noun !== 'user' || (verb !== 'create' && verb !== 'list') || (verb === 'create' && rest.length !== 1)) {
+  if (noun !== 'user' || verb === undefined || VERBS[verb] !== rest.length) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
@@ -27,13 +32,27 @@ async function cli(): Promise<number> {
   const database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir) });
   try {
     const users = new UsersRepo(database.db);
-    if (verb === 'list') {
-      for (const user of await users.list()) process.stdout.write(`${user.id}\t${user.name}\t${user.createdAt.toISOString()}\n`);
-      return 0;
+    const [argument] = rest as [string];
+    switch (verb) {
+      case 'list':
+        for (const user of await users.list()) {
+          process.stdout.write(`${user.id}\t${user.name}\tshell: ${user.canUseShell ? 'granted' : 'no'}\t${user.createdAt.toISOString()}\n`);
+        }
+        return 0;
+      case 'grant-shell':
+      case 'revoke-shell': {
+        const found = await users.findByIdOrName(argument);
+        const user = found && (await users.setCanUseShell(found.id, verb === 'grant-shell'));
+        if (!user) throw new NotFoundError('User');
+        process.stdout.write(`${user.name} (${user.id}): shell ${user.canUseShell ? 'granted' : 'revoked'}\n`);
+        return 0;
+      }
+      default: {
+        const { user, apiKey } = await users.create(argument);
+        process.stdout.write(`created user ${user.name} (${user.id})\napi key (shown once, store it now): ${apiKey}\n`);
+        return 0;
+      }
     }
-    const { user, apiKey } = await users.create(rest[0] as string);
-    process.stdout.write(`created user ${user.name} (${user.id})\napi key (shown once, store it now): ${apiKey}\n`);
-    return 0;
   } finally {
     await database.close();
   }

@@ -24,6 +24,14 @@ export const channelConnectionsConfigSchema = z
       .positive()
       .default(5)
       .describe('Wrong codes one chat account may send per minute before codes from it are refused unread.'),
+    max_failed_codes_per_provider_per_minute: z
+      .number()
+      .int()
+      .positive()
+      .default(30)
+      .describe(
+        'Wrong codes all chat accounts of one platform together may send per minute before codes from every sender on it are refused unread (bounds guessing with many accounts).',
+      ),
     telegram: providerConnectionSchema.optional(),
     slack: providerConnectionSchema.optional(),
     discord: providerConnectionSchema.optional(),

@@ -1,7 +1,13 @@
-import type { ChatBinder, ChatBindRequest, ChatIdentity, ChannelDefinition, ConnectOffer } from '../channel/types.js';
+import type { ChannelDefinition, ChatBinder, ChatBindRequest, ChatIdentity, ConnectOffer } from '../channel/types.js';
 import type { Database } from '../db/index.js';
 import { ConnectCodesRepo } from '../db/repos/connect-codes-repo.js';
-import { type ConnectionRecord, ConnectionsRepo } from '../db/repos/connections-repo.js';
+import {
+  type ActiveConnection,
+  type CodeRefusalKind,
+  type ConnectionEvent,
+  type ConnectionRecord,
+  ConnectionsRepo,
+} from '../db/repos/connections-repo.js';
 import { AppError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ChannelConnectionsConfig, ProviderConnectionConfig } from './config.js';
@@ -59,6 +65,7 @@ const TEXT = {
   invalidCode: (display: string, mode: ConnectOffer['mode']) => `${display} connection ${mode === 'deep_link' ? 'link' : 'code'} is invalid or expired.`,
   notCompleted: (display: string) => `${display} connection could not be completed from this message.`,
   tooManyAttempts: 'Too many connection attempts from this account. Wait a minute, then send the newest code from the DeerFlow console.',
+  tooManyAttemptsOnProvider: 'Too many connection attempts right now. Wait a minute, then send the newest code from the DeerFlow console.',
 } as const;
 
 const FAILED_ATTEMPTS_WINDOW_MS = 60_000;
@@ -162,15 +169,17 @@ export class ChannelConnections implements ChatBinder {
     }
   }
 
-  /** The connected binding of a chat identity, for the identity gate. */
-  findBinding(provider: string, identity: ChatIdentity): Promise<ConnectionRecord | undefined> {
+  /** The connected binding of a chat identity, with its owner's shell grant, for the identity gate. */
+  findBinding(provider: string, identity: ChatIdentity): Promise<ActiveConnection | undefined> {
     return this.connections.findActive({ provider, externalAccountId: identity.externalAccountId, workspaceId: identity.workspaceId ?? '' });
   }
 
   /**
-   * In chat (reference §5.3): a sender past `max_failed_codes_per_minute` wrong codes is refused
+   * In chat (reference §5.3): a sender past `max_failed_codes_per_minute` wrong codes, or any
+   * sender while the platform is past `max_failed_codes_per_provider_per_minute`, is refused
    * without the code being read; otherwise the code is consumed once and the identity bound to
-   * its owner, taking it over from any previous owner. The code never reaches a log.
+   * its owner, taking it over from any previous owner. Every refused attempt is an audit event.
+   * The code never reaches a log or the database.
    */
   async bind(provider: string, request: ChatBindRequest): Promise<string> {
     const platform = this.options.platforms.find((p) => p.name === provider);
@@ -178,11 +187,11 @@ export class ChannelConnections implements ChatBinder {
     const identity = { provider, externalAccountId: request.identity.externalAccountId, workspaceId: request.identity.workspaceId ?? '' };
     const log = this.options.logger.child({ provider, externalAccountId: identity.externalAccountId });
     try {
-      const since = new Date(this.now().getTime() - FAILED_ATTEMPTS_WINDOW_MS);
-      const failures = await this.connections.countRejectedCodes({ provider, externalAccountId: identity.externalAccountId, since });
-      if (failures >= this.options.config.max_failed_codes_per_minute) {
-        log.warn('connect code refused: too many wrong codes from this account');
-        return TEXT.tooManyAttempts;
+      const refusal = await this.overLimit(identity);
+      if (refusal !== undefined) {
+        await this.connections.recordRejectedCode(identity, refusal.kind);
+        log.warn({ event: refusal.kind }, 'connect code refused unread: too many wrong codes');
+        return refusal.text;
       }
       const owner = this.isEnabled ? await this.codes.consume({ provider, code: request.code, now: this.now() }) : undefined;
       if (owner === undefined) {
@@ -203,6 +212,21 @@ export class ChannelConnections implements ChatBinder {
       log.error({ err: describeError(error) }, 'connect code could not be processed');
       return TEXT.notCompleted(display);
     }
+  }
+
+  /** The audit trail for the operator: newest first, `limit` events before the `beforeSeq` cursor. */
+  async auditTrail(page: { limit: number; beforeSeq?: number }): Promise<ConnectionEvent[]> {
+    return this.connections.eventPage(page);
+  }
+
+  /** Which limit, if any, refuses this sender's next code unread; the sender's own is checked first. */
+  private async overLimit(identity: { provider: string; externalAccountId: string }): Promise<{ kind: CodeRefusalKind; text: string } | undefined> {
+    const since = new Date(this.now().getTime() - FAILED_ATTEMPTS_WINDOW_MS);
+    const failures = await this.connections.countRejectedCodes({ ...identity, since });
+    const { max_failed_codes_per_minute: perAccount, max_failed_codes_per_provider_per_minute: perProvider } = this.options.config;
+    if (failures.account >= perAccount) return { kind: 'code_refused_account_limit', text: TEXT.tooManyAttempts };
+    if (failures.provider >= perProvider) return { kind: 'code_refused_provider_limit', text: TEXT.tooManyAttemptsOnProvider };
+    return undefined;
   }
 
   private providerConfig(provider: string): ProviderConnectionConfig | undefined {

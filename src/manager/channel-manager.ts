@@ -27,6 +27,7 @@ import { endsInClarification, extractFinalText } from './response.js';
 import { StreamText, UpdateThrottle } from './stream-text.js';
 import { ThreadTurns } from './thread-turns.js';
 import type { ThreadResolver } from './threads.js';
+import { type IdentifiedMessage, isTrustedSender } from './shell-trust.js';
 import { safeUserId } from './user-id.js';
 
 /** What the manager needs of a running channel: how to answer and how the platform behaves. */
@@ -64,7 +65,15 @@ export interface ChannelManagerDeps {
 export interface IdentityGate {
   /** Unbound senders are turned away with the reference text. */
   readonly requiresBoundIdentity: boolean;
-  findBinding(provider: string, identity: ChatIdentity): Promise<{ id: string; ownerUserId: string } | undefined>;
+  /** The sender's binding; `ownerCanUseShell` is the owner's shell grant (absent = not granted). */
+  findBinding(provider: string, identity: ChatIdentity): Promise<IdentityBinding | undefined>;
+}
+
+/** A chat identity's binding as the identity gate reports it. */
+export interface IdentityBinding {
+  id: string;
+  ownerUserId: string;
+  ownerCanUseShell?: boolean;
 }
 
 /** How one chat turn ended, for deciding whether a redelivery may retry. */
@@ -206,10 +215,10 @@ export class ChannelManager {
    * `require_bound_identity`, an unbound sender gets the text saying how to connect (commands
    * included) and nothing runs. Resolves with the message to run, or the reply text instead.
    */
-  private async identify(message: InboundMessage, channel: ChannelHandle, log: Logger): Promise<InboundMessage | string> {
+  private async identify(message: InboundMessage, channel: ChannelHandle, log: Logger): Promise<IdentifiedMessage | string> {
     const gate = this.deps.identities;
     if (!gate) return message;
-    let binding: { id: string; ownerUserId: string } | undefined;
+    let binding: IdentityBinding | undefined;
     try {
       binding = await gate.findBinding(message.channel, {
         externalAccountId: message.userId,
@@ -225,7 +234,9 @@ export class ChannelManager {
       if (gate.requiresBoundIdentity) return MESSAGES.identityUnavailable;
       return message;
     }
-    if (binding) return { ...message, ownerUserId: binding.ownerUserId, connectionId: binding.id };
+    if (binding) {
+      return { ...message, ownerUserId: binding.ownerUserId, connectionId: binding.id, isOwnerShellGranted: binding.ownerCanUseShell === true };
+    }
     return gate.requiresBoundIdentity ? MESSAGES.unboundIdentity : message;
   }
 
@@ -464,8 +475,7 @@ export class ChannelManager {
         channel_name: message.channel,
         user_id: storageUserId(message),
         channel_user_id: message.userId,
-        // Bound senders are known people; allow-listed ones were vouched for by the operator.
-        trusted_sender: message.senderIsAllowlisted === true || message.ownerUserId !== undefined,
+        trusted_sender: isTrustedSender(message, this.deps.identities !== undefined),
         ...(message.agentName === undefined ? {} : { agent_name: message.agentName }),
         // Nobody would answer a question on a non-interactive platform.
         ...(capabilities.interactive === false ? { disable_clarification: true } : {}),
@@ -510,8 +520,8 @@ function storageUserId(message: InboundMessage): string {
 }
 
 /** The message without any identity ingress may have claimed. */
-function withoutIdentity(message: InboundMessage): InboundMessage {
-  const { ownerUserId: _owner, connectionId: _connection, ...rest } = message;
+function withoutIdentity(message: IdentifiedMessage): InboundMessage {
+  const { ownerUserId: _owner, connectionId: _connection, isOwnerShellGranted: _granted, ...rest } = message;
   return rest;
 }
 

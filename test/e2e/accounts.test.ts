@@ -181,6 +181,44 @@ describe('accounts and binding through the real server', () => {
     expect((await api('GET', '/api/channels/connections', dana.key)).body?.connections).toEqual([]);
   });
 
+  it('shows the operator the audit trail of refused codes, newest first and paged, never a code; users get 403', async () => {
+    const chatId = nextChat;
+    const gus = await createUser('gus');
+    for (const guess of ['dddd', 'eeee', 'ffff']) expect(await replyText(chatId, `/start ${guess}`)).toBe(INVALID);
+    const code = await connectCode(gus.key);
+    expect(await replyText(chatId, `/start ${code}`)).toContain('Too many connection attempts');
+
+    const trail = await api('GET', '/api/audit/connections?limit=200', ADMIN_TOKEN);
+    expect(trail.status).toBe(200);
+    const mine = trail.body?.events.filter((e: Json) => e.external_account_id === String(chatId));
+    expect(mine.map((e: Json) => e.event_type)).toEqual(['code_refused_account_limit', 'code_rejected', 'code_rejected', 'code_rejected']);
+    expect(mine[0]).toEqual({
+      id: expect.any(String),
+      seq: expect.any(Number),
+      event_type: 'code_refused_account_limit',
+      provider: 'telegram',
+      external_account_id: String(chatId),
+      workspace_id: String(chatId),
+      user_id: null,
+      connection_id: null,
+      created_at: expect.any(String),
+    });
+    expect(JSON.stringify(trail.body)).not.toContain(code);
+    expect(JSON.stringify(trail.body)).not.toContain('dddd');
+
+    const first = await api('GET', '/api/audit/connections?limit=2', ADMIN_TOKEN);
+    expect(first.body?.events).toHaveLength(2);
+    const second = await api('GET', `/api/audit/connections?limit=2&before=${first.body?.next_before}`, ADMIN_TOKEN);
+    expect(second.body?.events[0].seq).toBeLessThan(first.body?.events[1].seq);
+    const paged: Json[] = [...(first.body?.events ?? []), ...(second.body?.events ?? [])];
+    expect(trail.body?.events.slice(0, 4).map((e: Json) => e.id)).toEqual(paged.map((e) => e.id));
+
+    expect((await api('GET', '/api/audit/connections', gus.key)).status).toBe(403);
+    expect((await api('GET', '/api/audit/connections', undefined)).status).toBe(401);
+    expect((await api('GET', '/api/audit/connections?limit=201', ADMIN_TOKEN)).status).toBe(400);
+    expect((await api('GET', '/api/audit/connections?before=abc', ADMIN_TOKEN)).status).toBe(400);
+  });
+
   it('caps pending codes at 5 per user and provider', async () => {
     const erin = await createUser('erin');
     for (let i = 0; i < 5; i++) expect((await api('POST', '/api/channels/telegram/connect', erin.key)).status).toBe(200);

@@ -34,15 +34,27 @@ describe('npm run cli -- user …', () => {
     await server?.stop();
   });
 
-  it('creates a user whose key the server then accepts, lists users, refuses duplicates and bad usage', async () => {
+  it('creates a user whose key the server then accepts, lists users, grants and revokes the shell, refuses duplicates and bad usage', async () => {
     const created = await cli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
     expect(created.code).toBe(0);
     const key = /api key \(shown once, store it now\): (dfc_\S+)/.exec(created.stdout)?.[1];
     expect(key).toBeDefined();
 
     const listed = await cli(['--config', config.path, 'user', 'list'], config.dir);
-    expect(listed.stdout).toMatch(/\tzoe\t/);
+    expect(listed.stdout).toMatch(/\tzoe\tshell: no\t/);
     expect(listed.stdout).not.toContain(key);
+
+    // The shell grant, by name or id; the listing shows it.
+    const granted = await cli(['--config', config.path, 'user', 'grant-shell', 'zoe'], config.dir);
+    expect(granted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^zoe \([0-9a-f-]{36}\): shell granted\n$/) });
+    expect((await cli(['--config', config.path, 'user', 'list'], config.dir)).stdout).toMatch(/\tzoe\tshell: granted\t/);
+    const id = /\(([0-9a-f-]{36})\)/.exec(granted.stdout)?.[1] as string;
+    expect((await cli(['--config', config.path, 'user', 'revoke-shell', id], config.dir)).stdout).toBe(`zoe (${id}): shell revoked\n`);
+    expect(await cli(['--config', config.path, 'user', 'grant-shell', 'nobody-here'], config.dir)).toMatchObject({
+      code: 1,
+      stderr: 'deerflow-channels: User not found\n',
+    });
+    expect((await cli(['--config', config.path, 'user', 'grant-shell'], config.dir)).code).toBe(2);
 
     const duplicate = await cli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
     expect(duplicate).toMatchObject({ code: 1, stderr: 'deerflow-channels: A user with this name already exists.\n' });
@@ -50,6 +62,7 @@ describe('npm run cli -- user …', () => {
 
     server = await startServerProcess(['--config', config.path], { cwd: config.dir });
     const me = await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } });
-    expect(await me.json()).toMatchObject({ user: { name: 'zoe' }, is_operator: false });
-  });
+    expect(await me.json()).toMatchObject({ user: { name: 'zoe', can_use_shell: false }, is_operator: false });
+    // Each command opens the database in a new process: several of them take a while on a busy machine.
+  }, 120_000);
 });

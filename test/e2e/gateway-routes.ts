@@ -33,6 +33,8 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { method: 'GET', template: '/api/me', isPublic: false },
   { method: 'GET', template: '/api/users', isPublic: false },
   { method: 'POST', template: '/api/users', isPublic: false },
+  { method: 'PATCH', template: '/api/users/:user_id', isPublic: false },
+  { method: 'GET', template: '/api/audit/connections', isPublic: false },
   { method: 'GET', template: '/api/channels/providers', isPublic: false },
   { method: 'GET', template: '/api/channels/connections', isPublic: false },
   { method: 'POST', template: '/api/channels/:provider/connect', isPublic: false },

@@ -59,6 +59,7 @@ function pathOf(route: GatewayRoute, options: { upper?: boolean } = {}): string 
     run_id: randomUUID(),
     provider: 'telegram',
     connection_id: randomUUID(),
+    user_id: randomUUID(),
     name: 'no-such-skill',
   };
   return route.template
@@ -93,6 +94,7 @@ function bodyOf(route: GatewayRoute): unknown {
   if (route.template.endsWith('/goal')) return { objective: 'take over' };
   if (route.template === '/api/skills/:name') return { enabled: false };
   if (route.template === '/api/users') return { name: 'mallory' };
+  if (route.template === '/api/users/:user_id') return { can_use_shell: true };
   return {};
 }
 
@@ -137,6 +139,8 @@ describe('every route under every spelling', () => {
     (route) =>
       route.template.startsWith('/api/threads/') ||
       route.template === '/api/users' ||
+      route.template === '/api/users/:user_id' ||
+      route.template === '/api/audit/connections' ||
       route.template === '/api/skills/:name' ||
       route.template === '/metrics' ||
       route.template === '/api/channels/connections/:connection_id',

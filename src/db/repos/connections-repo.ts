@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, gte, ne, sql } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gte, lt, ne, sql } from 'drizzle-orm';
 import { AppError } from '../../errors.js';
 import { type Database, sqlState, UNIQUE_VIOLATION } from '../index.js';
 import {
@@ -7,6 +7,7 @@ import {
   type ConnectionStatus,
   channelConnectionEvents,
   channelConnections,
+  users,
 } from '../schema/index.js';
 import { isUuid } from './users-repo.js';
 
@@ -32,8 +33,19 @@ export interface ConnectionRecord {
   updatedAt: Date;
 }
 
-/** One audit entry: a bind, a takeover, an unbind or a rejected code. Never holds a code. */
+/** A connected binding as the identity gate reads it: with whether its owner was granted the shell. */
+export interface ActiveConnection extends ConnectionRecord {
+  ownerCanUseShell: boolean;
+}
+
+/** The events of a refused code attempt. */
+export type CodeRefusalKind = Extract<ConnectionEventKind, `code_${string}`>;
+
+/** One audit entry: a bind, a takeover, an unbind or a refused code attempt. Never holds a code. */
 export interface ConnectionEvent {
+  id: string;
+  /** Insertion order; the audit API's cursor. */
+  seq: number;
   kind: ConnectionEventKind;
   provider: string;
   externalAccountId: string;
@@ -139,15 +151,19 @@ export class ConnectionsRepo {
     return { connection: connection as ConnectionRecord, previousOwnerIds: [...new Set(revoked.map((row) => row.ownerUserId))] };
   }
 
-  /** The connected row for the identity (newest `updated_at`, then id), or undefined; one indexed query. */
-  async findActive(identity: ChannelIdentity): Promise<ConnectionRecord | undefined> {
+  /**
+   * The connected row for the identity (newest `updated_at`, then id) with its owner's shell
+   * grant, or undefined; one indexed query.
+   */
+  async findActive(identity: ChannelIdentity): Promise<ActiveConnection | undefined> {
     const [row] = await this.db
-      .select()
+      .select({ ...getTableColumns(channelConnections), ownerCanUseShell: users.canUseShell })
       .from(channelConnections)
+      .innerJoin(users, eq(users.id, channelConnections.ownerUserId))
       .where(and(identityWhere(identity), eq(channelConnections.status, 'connected')))
       .orderBy(desc(channelConnections.updatedAt), desc(channelConnections.id))
       .limit(1);
-    return row as ConnectionRecord | undefined;
+    return row as ActiveConnection | undefined;
   }
 
   /** The owner's rows of every status, newest `updated_at` first. */
@@ -187,39 +203,39 @@ export class ConnectionsRepo {
     });
   }
 
-  /** Records a rejected code attempt by this sender; the code itself is never stored. */
-  async recordRejectedCode(identity: ChannelIdentity): Promise<void> {
-    await this.db.insert(channelConnectionEvents).values({ id: randomUUID(), kind: 'code_rejected', ...identity });
+  /**
+   * Records a refused code attempt by this sender: `code_rejected` (read, matched nothing; counted
+   * by the limits) or a refusal unread for being over a limit. The code itself is never stored.
+   */
+  async recordRejectedCode(identity: ChannelIdentity, kind: CodeRefusalKind = 'code_rejected'): Promise<void> {
+    await this.db.insert(channelConnectionEvents).values({ id: randomUUID(), kind, ...identity });
   }
 
-  /** Rejected code attempts by this sender (provider + external account, any workspace) since `since`. */
-  async countRejectedCodes(input: { provider: string; externalAccountId: string; since: Date }): Promise<number> {
+  /**
+   * `code_rejected` events since `since` on `provider`: by this sender (external account, any
+   * workspace) and by every sender. One query on the provider index.
+   */
+  async countRejectedCodes(input: { provider: string; externalAccountId: string; since: Date }): Promise<{ account: number; provider: number }> {
     const [row] = await this.db
-      .select({ n: count() })
+      .select({
+        account: sql<number>`count(*) filter (where ${channelConnectionEvents.externalAccountId} = ${input.externalAccountId})`.mapWith(Number),
+        provider: count(),
+      })
       .from(channelConnectionEvents)
       .where(
         and(
           eq(channelConnectionEvents.provider, input.provider),
-          eq(channelConnectionEvents.externalAccountId, input.externalAccountId),
           eq(channelConnectionEvents.kind, 'code_rejected'),
           gte(channelConnectionEvents.createdAt, input.since),
         ),
       );
-    return row?.n ?? 0;
+    return { account: row?.account ?? 0, provider: row?.provider ?? 0 };
   }
 
   /** The audit trail, newest first, at most `limit` entries; for tests and operators. */
   async events(filter: { provider?: string; externalAccountId?: string }, limit: number): Promise<ConnectionEvent[]> {
     return this.db
-      .select({
-        kind: channelConnectionEvents.kind,
-        provider: channelConnectionEvents.provider,
-        externalAccountId: channelConnectionEvents.externalAccountId,
-        workspaceId: channelConnectionEvents.workspaceId,
-        userId: channelConnectionEvents.userId,
-        connectionId: channelConnectionEvents.connectionId,
-        createdAt: channelConnectionEvents.createdAt,
-      })
+      .select(eventColumns)
       .from(channelConnectionEvents)
       .where(
         and(
@@ -232,7 +248,33 @@ export class ConnectionsRepo {
       .orderBy(desc(channelConnectionEvents.createdAt), desc(channelConnectionEvents.seq))
       .limit(limit);
   }
+
+  /**
+   * One page of the whole audit trail in insertion order, newest first: at most `limit` events
+   * whose `seq` is below `beforeSeq` (absent = from the newest). The next page starts before the
+   * last event's `seq`.
+   */
+  async eventPage(input: { limit: number; beforeSeq?: number }): Promise<ConnectionEvent[]> {
+    return this.db
+      .select(eventColumns)
+      .from(channelConnectionEvents)
+      .where(input.beforeSeq === undefined ? undefined : lt(channelConnectionEvents.seq, input.beforeSeq))
+      .orderBy(desc(channelConnectionEvents.seq))
+      .limit(input.limit);
+  }
 }
+
+const eventColumns = {
+  id: channelConnectionEvents.id,
+  seq: channelConnectionEvents.seq,
+  kind: channelConnectionEvents.kind,
+  provider: channelConnectionEvents.provider,
+  externalAccountId: channelConnectionEvents.externalAccountId,
+  workspaceId: channelConnectionEvents.workspaceId,
+  userId: channelConnectionEvents.userId,
+  connectionId: channelConnectionEvents.connectionId,
+  createdAt: channelConnectionEvents.createdAt,
+};
 
 function identityWhere(identity: ChannelIdentity) {
   return and(

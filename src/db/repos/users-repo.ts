@@ -8,6 +8,8 @@ import { users } from '../schema/index.js';
 export interface UserRecord {
   id: string;
   name: string;
+  /** Whether the operator granted this user `bash` (accounts mode; default false). */
+  canUseShell: boolean;
   createdAt: Date;
 }
 
@@ -26,7 +28,7 @@ export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }
 
-const userColumns = { id: users.id, name: users.name, createdAt: users.createdAt };
+const userColumns = { id: users.id, name: users.name, canUseShell: users.canUseShell, createdAt: users.createdAt };
 
 /** Server accounts and their API keys. Keys are shown once by `create` and only their hash is kept. */
 export class UsersRepo {
@@ -71,6 +73,16 @@ export class UsersRepo {
     const byId = await this.get(idOrName);
     if (byId) return byId;
     const [user] = await this.db.select(userColumns).from(users).where(eq(users.name, idOrName));
+    return user;
+  }
+
+  /**
+   * Grants (`true`) or revokes (`false`) the user's shell; idempotent. Takes effect from the
+   * user's next run. Resolves with the updated user, or undefined for an unknown (or non-uuid) id.
+   */
+  async setCanUseShell(id: string, canUseShell: boolean): Promise<UserRecord | undefined> {
+    if (!isUuid(id)) return undefined;
+    const [user] = await this.db.update(users).set({ canUseShell }).where(eq(users.id, id)).returning(userColumns);
     return user;
   }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /** A person with a server account. Their id is their storage user id (memory, files, sandbox). */
 export const users = pgTable('users', {
@@ -8,6 +8,11 @@ export const users = pgTable('users', {
   name: text('name').notNull().unique(),
   /** SHA-256 (hex) of the API key; the key itself is shown once and never stored. */
   apiKeyHash: text('api_key_hash').notNull().unique(),
+  /**
+   * The operator's grant of `bash` in accounts mode (`user grant-shell`, `PATCH /api/users/:id`).
+   * Off by default: without isolation between accounts, a shell reaches other users' files.
+   */
+  canUseShell: boolean('can_use_shell').notNull().default(false),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -79,12 +84,25 @@ export const channelConversations = pgTable(
   (t) => [primaryKey({ columns: [t.connectionId, t.chatId, t.topicId] })],
 );
 
-export const CONNECTION_EVENTS = ['bound', 'taken_over', 'unbound', 'code_rejected'] as const;
+/**
+ * `code_rejected`: a code was read and matched nothing; `code_refused_account_limit` and
+ * `code_refused_provider_limit`: refused unread, the sender (or every sender on the platform)
+ * being over its per-minute limit of rejected codes.
+ */
+export const CONNECTION_EVENTS = [
+  'bound',
+  'taken_over',
+  'unbound',
+  'code_rejected',
+  'code_refused_account_limit',
+  'code_refused_provider_limit',
+] as const;
 export type ConnectionEventKind = (typeof CONNECTION_EVENTS)[number];
 
 /**
- * Who bound or unbound which identity, and when; also failed code attempts, which the per-sender
- * rate limit counts. Never holds a code.
+ * Who bound or unbound which identity, and when; also every refused code attempt, which the
+ * per-sender and per-provider limits count and the operator reads (`GET /api/audit/connections`).
+ * Never holds a code.
  */
 export const channelConnectionEvents = pgTable(
   'channel_connection_events',
@@ -101,5 +119,9 @@ export const channelConnectionEvents = pgTable(
     /** Insertion order: breaks ties between events of one transaction (PGlite's clock may not tick between them). */
     seq: bigserial('seq', { mode: 'number' }).notNull(),
   },
-  (t) => [index('channel_connection_events_sender_idx').on(t.provider, t.externalAccountId, t.kind, t.createdAt)],
+  (t) => [
+    index('channel_connection_events_sender_idx').on(t.provider, t.externalAccountId, t.kind, t.createdAt),
+    // The per-provider limit counts one platform's rejected codes across every sender.
+    index('channel_connection_events_provider_idx').on(t.provider, t.kind, t.createdAt),
+  ],
 );

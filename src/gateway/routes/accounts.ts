@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import type { ChannelConnections } from '../../accounts/connections.js';
-import type { UsersRepo } from '../../db/repos/users-repo.js';
+import type { ConnectionEvent } from '../../db/repos/connections-repo.js';
+import type { UserRecord, UsersRepo } from '../../db/repos/users-repo.js';
+import { CONNECTION_EVENTS } from '../../db/schema/index.js';
+import { NotFoundError } from '../../errors.js';
 import { requireOperator, requireUser } from '../auth.js';
 import { errorResponses } from '../error-handler.js';
 import type { ZodPluginAsync } from '../validation.js';
 
-const userSchema = z.object({ id: z.string(), name: z.string(), created_at: z.string() });
-const toUserJson = (user: { id: string; name: string; createdAt: Date }) => ({ id: user.id, name: user.name, created_at: user.createdAt.toISOString() });
+const userSchema = z.object({ id: z.string(), name: z.string(), can_use_shell: z.boolean(), created_at: z.string() });
+const toUserJson = (user: UserRecord) => ({ id: user.id, name: user.name, can_use_shell: user.canUseShell, created_at: user.createdAt.toISOString() });
 
 const providerSchema = z.object({
   provider: z.string(),
@@ -40,6 +43,33 @@ const connectResponseSchema = z.object({
   expires_in: z.number(),
 });
 
+const auditEventSchema = z.object({
+  id: z.string(),
+  seq: z.number(),
+  event_type: z.enum(CONNECTION_EVENTS),
+  provider: z.string(),
+  external_account_id: z.string(),
+  workspace_id: z.string().nullable(),
+  user_id: z.string().nullable(),
+  connection_id: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const toAuditJson = (event: ConnectionEvent) => ({
+  id: event.id,
+  seq: event.seq,
+  event_type: event.kind,
+  provider: event.provider,
+  external_account_id: event.externalAccountId,
+  workspace_id: event.workspaceId === '' ? null : event.workspaceId,
+  user_id: event.userId,
+  connection_id: event.connectionId,
+  created_at: event.createdAt.toISOString(),
+});
+
+/** Most audit events one page returns; the default page is smaller. */
+const MAX_AUDIT_PAGE = 200;
+
 /** Names people type for one another; no control characters, no surrounding spaces. */
 const userNameSchema = z
   .string()
@@ -49,8 +79,9 @@ const userNameSchema = z
   .regex(/^[^\p{Cc}]+$/u, 'no control characters');
 
 /**
- * Accounts (at `/api`): `GET /me`; `GET/POST /users` for the operator; and the connections of
- * the signed-in user under `/channels` (reference §8.4).
+ * Accounts (at `/api`): `GET /me`; `GET/POST /users` and `PATCH /users/:user_id` (the shell
+ * grant) for the operator; the connections of the signed-in user under `/channels` (reference
+ * §8.4); and the operator's audit trail of bindings and refused codes at `/audit/connections`.
  */
 export const accountRoutes: ZodPluginAsync<{ users: UsersRepo; connections: ChannelConnections }> = async (app, { users, connections }) => {
   app.get(
@@ -80,6 +111,44 @@ export const accountRoutes: ZodPluginAsync<{ users: UsersRepo; connections: Chan
       requireOperator(request);
       const { user, apiKey } = await users.create(request.body.name);
       return reply.status(201).send({ user: toUserJson(user), api_key: apiKey });
+    },
+  );
+
+  app.patch(
+    '/users/:user_id',
+    {
+      schema: {
+        params: z.object({ user_id: z.string().max(64) }),
+        body: z.strictObject({ can_use_shell: z.boolean() }),
+        response: { 200: z.object({ user: userSchema }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      requireOperator(request);
+      const user = await users.setCanUseShell(request.params.user_id, request.body.can_use_shell);
+      if (!user) throw new NotFoundError('User');
+      request.log.info({ userId: user.id, canUseShell: user.canUseShell }, 'shell grant changed');
+      return { user: toUserJson(user) };
+    },
+  );
+
+  app.get(
+    '/audit/connections',
+    {
+      schema: {
+        querystring: z.strictObject({
+          limit: z.coerce.number().int().min(1).max(MAX_AUDIT_PAGE).default(50),
+          before: z.coerce.number().int().positive().optional(),
+        }),
+        response: { 200: z.object({ events: z.array(auditEventSchema), next_before: z.number().nullable() }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      requireOperator(request);
+      const { limit, before } = request.query;
+      const events = await connections.auditTrail({ limit, ...(before === undefined ? {} : { beforeSeq: before }) });
+      // A full page may have more behind it; a short one is the end of the trail.
+      return { events: events.map(toAuditJson), next_before: events.length === limit ? (events.at(-1)?.seq ?? null) : null };
     },
   );
 

@@ -32,7 +32,7 @@ import {
 } from '../types.js';
 import { DrizzleCheckpointSaver } from './checkpointer.js';
 import { EventChannel } from './event-channel.js';
-import { accessFor, assertUuid, channelUserIdOf, resolveModel, runUserId, toAgentError } from './run-request.js';
+import { accessFor, assertUuid, channelUserIdOf, resolveModel, runUserId, type ShellIsolation, toAgentError } from './run-request.js';
 import { RunStore, toRunInfo } from './run-store.js';
 import { pickStreamMetadata, serializeMessage, serializeUpdates, serializeValues, usageOfLastTurn } from './serialize.js';
 import { abortable, delay } from './waiting.js';
@@ -59,6 +59,11 @@ export interface EmbeddedRuntimeOptions {
   sandboxTools?: readonly StructuredToolInterface[];
   /** Who gets `bash` (see `BashAccess`); default `trusted`. */
   bashAccess?: BashAccess;
+  /**
+   * Whether the shell is isolated (from the sandbox's probe at start). Default: not isolated and
+   * not explicitly so, which limits `bash_access: everyone` to trusted senders (see `accessFor`).
+   */
+  shellIsolation?: ShellIsolation;
   /** Skills and memory for the system prompt. */
   promptSources?: PromptSources;
   /** Model clients shared with other users of the models; defaults to clients of `models`. */
@@ -308,7 +313,7 @@ class EmbeddedRuntime implements AgentRuntime {
     let lastValues: { messages?: BaseMessage[] } | undefined;
     const inputMessages = request.input?.messages ?? [];
     const userId = runUserId(request);
-    const access = accessFor(this.options.bashAccess ?? 'trusted', request);
+    const access = accessFor(this.options.bashAccess ?? 'trusted', request, this.options.shellIsolation);
     const recursionLimit = request.config?.recursion_limit ?? this.options.recursionLimit ?? 100;
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
     // Taken inside the lease, so a run waiting for its turn keeps its thread (and is never taken for dead).

@@ -41,11 +41,30 @@ export function resolveModel(models: readonly ModelConfig[], request: RunRequest
 }
 
 /**
- * Shell access follows the caller's trust: gateway callers are operators; the manager marks
- * chat senders with `context.trusted_sender` (allow-listed or bound to a server account).
+ * Whether `bash` runs isolated from the server and from other accounts (the sandbox's probe).
+ * `isIsolationExplicit`: the operator chose `sandbox.isolation: none` on purpose, accepting an
+ * unisolated shell for everyone `sandbox.bash_access` names.
  */
-export function accessFor(policy: BashAccess, request: RunRequest): TurnAccess {
-  const bash = policy === 'everyone' || (policy === 'trusted' && request.context?.trusted_sender !== false);
+export interface ShellIsolation {
+  isShellIsolated: boolean;
+  isIsolationExplicit: boolean;
+}
+
+/** Assumed when the runtime is told nothing: no isolation, and nobody chose that. */
+export const UNKNOWN_SHELL_ISOLATION: ShellIsolation = { isShellIsolated: false, isIsolationExplicit: false };
+
+/**
+ * Who gets `bash`, from server-set facts only. `context.trusted_sender` is the server's decision
+ * for this run: the gateway sets it from the principal (operator, or a user's shell grant) and
+ * the manager from the sender (operator-listed in `allowed_users`, or bound to a granted user);
+ * absent means an in-process caller, which is trusted. `everyone` also gives strangers the shell,
+ * but only where it is isolated or the operator explicitly chose no isolation; otherwise it
+ * degrades to the trusted senders, so an unisolated shell never reaches an unvetted sender.
+ */
+export function accessFor(policy: BashAccess, request: RunRequest, isolation: ShellIsolation = UNKNOWN_SHELL_ISOLATION): TurnAccess {
+  const isTrusted = request.context?.trusted_sender !== false;
+  const isEveryoneSafe = isolation.isShellIsolated || isolation.isIsolationExplicit;
+  const bash = policy === 'everyone' ? isTrusted || isEveryoneSafe : policy === 'trusted' && isTrusted;
   return { bash, clarification: request.context?.disable_clarification !== true };
 }
 

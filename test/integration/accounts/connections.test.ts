@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { telegramChannel } from '../../../channels/telegram/index.js';
@@ -5,6 +6,7 @@ import { channelConnectionsConfigSchema } from '../../../src/accounts/config.js'
 import { ChannelConnections } from '../../../src/accounts/connections.js';
 import type { ChannelDefinition } from '../../../src/channel/types.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
+import { ConnectionsRepo } from '../../../src/db/repos/connections-repo.js';
 import { UsersRepo } from '../../../src/db/repos/users-repo.js';
 import { silentLogger } from '../../../src/logger.js';
 import { openTestDatabase } from '../../helpers/database.js';
@@ -39,6 +41,10 @@ describe('ChannelConnections', () => {
     ownerId = (await new UsersRepo(database.db).create('owner')).user.id;
   });
   afterAll(() => database.close());
+
+  /** The kinds of the sender's audit events, newest first. */
+  const events = async (externalAccountId: string) =>
+    (await new ConnectionsRepo(database.db).events({ externalAccountId }, 20)).map((event) => event.kind);
 
   it('explains every reason a provider cannot be connected (reference §8.4)', async () => {
     running = new Set(['telegram']);
@@ -85,6 +91,60 @@ describe('ChannelConnections', () => {
     const { code } = await connections.connect(ownerId, 'slack');
     expect(await connections.bind('slack', { identity, code })).toBe('Slack connected to DeerFlow.');
     expect(await connections.findBinding('slack', identity)).toMatchObject({ ownerUserId: ownerId });
+  });
+
+  it('audits every refused code: wrong ones, then those refused unread over the account limit', async () => {
+    running = new Set(['slack']);
+    const connections = service({ enabled: true, slack: { enabled: true }, max_failed_codes_per_minute: 2 });
+    const identity = { externalAccountId: `U-${randomUUID()}`, workspaceId: 'T1' };
+    expect(await connections.bind('slack', { identity, code: 'guess-1' })).toBe('Slack connection code is invalid or expired.');
+    expect(await connections.bind('slack', { identity, code: 'guess-2' })).toBe('Slack connection code is invalid or expired.');
+    const { code } = await connections.connect(ownerId, 'slack');
+    expect(await connections.bind('slack', { identity, code })).toContain('Too many connection attempts from this account');
+    expect(await connections.bind('slack', { identity, code })).toContain('Too many connection attempts from this account');
+    const trail = await events(identity.externalAccountId);
+    expect(trail).toEqual(['code_refused_account_limit', 'code_refused_account_limit', 'code_rejected', 'code_rejected']);
+    // Refused unread: the real code still works once the sender is under the limit again.
+    expect(await new ConnectionsRepo(database.db).findActive({ provider: 'slack', ...identity })).toBeUndefined();
+  });
+
+  it('refuses codes from every sender of a platform over the per-provider limit, unread and audited, and only there', async () => {
+    const provider = 'discord';
+    const platform: ChannelDefinition = { ...chatOps, name: provider, displayName: 'Chat' };
+    const connections = new ChannelConnections({
+      db: database.db,
+      config: channelConnectionsConfigSchema.parse({
+        enabled: true,
+        discord: { enabled: true },
+        telegram: { enabled: true, bot_username: 'ops_bot' },
+        max_failed_codes_per_provider_per_minute: 3,
+      }),
+      platforms: [platform, telegramChannel as ChannelDefinition],
+      isRunning: () => true,
+      logger: silentLogger(),
+    });
+    // Many accounts, one wrong code each: each under its own limit, together at the platform's.
+    const guessers = ['A1', 'A2', 'A3'].map((id) => ({ externalAccountId: `${id}-${randomUUID()}` }));
+    for (const identity of guessers) expect(await connections.bind(provider, { identity, code: 'guess' })).toBe('Chat connection code is invalid or expired.');
+    const honest = { externalAccountId: `H-${randomUUID()}` };
+    const { code } = await connections.connect(ownerId, provider);
+    const tooMany = 'Too many connection attempts right now. Wait a minute, then send the newest code from the DeerFlow console.';
+    expect(await connections.bind(provider, { identity: honest, code })).toBe(tooMany);
+    expect(await connections.bind(provider, { identity: guessers[0] as { externalAccountId: string }, code: 'guess' })).toBe(tooMany);
+    expect(await events(honest.externalAccountId)).toEqual(['code_refused_provider_limit']);
+    expect(await events(guessers[0]?.externalAccountId as string)).toEqual(['code_refused_provider_limit', 'code_rejected']);
+    // Another platform is not affected.
+    const other = await connections.connect(ownerId, 'telegram');
+    expect(await connections.bind('telegram', { identity: honest, code: other.code })).toBe('Telegram connected to DeerFlow.');
+    // The operator's trail: newest first, never a code.
+    const trail = await connections.auditTrail({ limit: 200 });
+    expect(trail.slice(0, 3).map((e) => [e.kind, e.provider])).toEqual([
+      ['bound', 'telegram'],
+      ['code_refused_provider_limit', provider],
+      ['code_refused_provider_limit', provider],
+    ]);
+    expect(JSON.stringify(trail)).not.toContain(code);
+    expect(JSON.stringify(trail)).not.toContain(other.code);
   });
 
   it('says the connection could not be completed when the database fails, and never throws', async () => {

@@ -61,6 +61,16 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
       expect(await users.get('not-a-uuid')).toBeUndefined();
     });
 
+    it('creates users without the shell; a grant shows on every read until it is revoked', async () => {
+      const { user, apiKey } = await users.create(`dan-${randomUUID()}`);
+      expect(user.canUseShell).toBe(false);
+      expect(await users.setCanUseShell(user.id, true)).toMatchObject({ id: user.id, canUseShell: true });
+      expect(await users.findByApiKey(apiKey)).toMatchObject({ canUseShell: true });
+      expect(await users.setCanUseShell(user.id, false)).toMatchObject({ canUseShell: false });
+      expect(await users.setCanUseShell(randomUUID(), true)).toBeUndefined();
+      expect(await users.setCanUseShell('not-a-uuid', true)).toBeUndefined();
+    });
+
     it('refuses a duplicate name with a 409', async () => {
       const name = `bob-${randomUUID()}`;
       await users.create(name);
@@ -183,7 +193,7 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
         workspaceName: 'Team',
         metadata: { chat: 'private' },
       });
-      expect(await connections.findActive(id)).toEqual(connection);
+      expect(await connections.findActive(id)).toEqual({ ...connection, ownerCanUseShell: false });
       const events = await connections.events({ externalAccountId: id.externalAccountId }, 10);
       expect(events).toMatchObject([{ kind: 'bound', ...id, userId: owner, connectionId: connection.id }]);
     });
@@ -291,27 +301,41 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
       expect(await connections.listForOwner(await newUserId())).toEqual([]);
     });
 
-    it('counts rejected codes by sender within the time window', async () => {
+    it('counts rejected codes by sender and by provider within the time window; refusals unread are not counted', async () => {
       const sender = identity({ workspaceId: 'w1' });
       const before = new Date(Date.now() - 60_000);
+      const count = (since: Date) => connections.countRejectedCodes({ provider: 'telegram', externalAccountId: sender.externalAccountId, since });
+      const { provider: earlier } = await count(before);
       await connections.recordRejectedCode(sender);
       await connections.recordRejectedCode({ ...sender, workspaceId: 'w2' });
       await connections.recordRejectedCode({ ...sender, provider: 'slack' });
       await connections.recordRejectedCode(identity());
-      const count = (since: Date) => connections.countRejectedCodes({ provider: 'telegram', externalAccountId: sender.externalAccountId, since });
-      expect(await count(before)).toBe(2);
+      await connections.recordRejectedCode(sender, 'code_refused_account_limit');
+      await connections.recordRejectedCode(identity(), 'code_refused_provider_limit');
+      expect(await count(before)).toEqual({ account: 2, provider: earlier + 3 });
 
       // Age one attempt past the window.
       await database.db.execute(
         sql`update channel_connection_events set created_at = now() - interval '1 hour'
             where external_account_id = ${sender.externalAccountId} and workspace_id = 'w2'`,
       );
-      expect(await count(before)).toBe(1);
-      expect(await count(new Date(Date.now() + 60_000))).toBe(0);
+      expect(await count(before)).toEqual({ account: 1, provider: earlier + 2 });
+      expect(await count(new Date(Date.now() + 60_000))).toEqual({ account: 0, provider: 0 });
 
       const events = await connections.events({ provider: 'telegram', externalAccountId: sender.externalAccountId }, 10);
-      expect(events.every((e) => e.kind === 'code_rejected' && e.userId === null && e.connectionId === null)).toBe(true);
-      expect(events).toHaveLength(2);
+      expect(events.map((e) => e.kind)).toEqual(['code_refused_account_limit', 'code_rejected', 'code_rejected']);
+      expect(events.every((e) => e.userId === null && e.connectionId === null)).toBe(true);
+    });
+
+    it('pages the whole audit trail newest first by its insertion order', async () => {
+      const sender = identity();
+      for (let i = 0; i < 5; i++) await connections.recordRejectedCode({ ...sender, workspaceId: `page-${i}` });
+      const first = await connections.eventPage({ limit: 3 });
+      const second = await connections.eventPage({ limit: 3, beforeSeq: first.at(-1)?.seq as number });
+      expect(first.map((e) => e.workspaceId)).toEqual(['page-4', 'page-3', 'page-2']);
+      expect(second.slice(0, 2).map((e) => e.workspaceId)).toEqual(['page-1', 'page-0']);
+      const seqs = [...first, ...second].map((e) => e.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
     });
   });
 

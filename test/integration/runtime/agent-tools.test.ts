@@ -11,6 +11,7 @@ import { AppError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { extractFinalText } from '../../../src/manager/response.js';
 import { createEmbeddedRuntime } from '../../../src/runtime/embedded/index.js';
+import type { ShellIsolation } from '../../../src/runtime/embedded/run-request.js';
 import type { AgentRuntime, RunRequest } from '../../../src/runtime/types.js';
 import { type FakeChatRequest, FakeOpenAI } from '../../fakes/openai/index.js';
 import { openTestDatabase } from '../../helpers/database.js';
@@ -49,7 +50,11 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
   let models: ModelConfig[];
   let runtime: AgentRuntime;
 
-  async function newRuntime(bashAccess: 'trusted' | 'everyone' | 'nobody' = 'trusted', timeoutSeconds = 5): Promise<AgentRuntime> {
+  async function newRuntime(
+    bashAccess: 'trusted' | 'everyone' | 'nobody' = 'trusted',
+    timeoutSeconds = 5,
+    shellIsolation?: ShellIsolation,
+  ): Promise<AgentRuntime> {
     return createEmbeddedRuntime({
       db: database.db,
       models,
@@ -68,6 +73,7 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
         },
       }),
       bashAccess,
+      ...(shellIsolation === undefined ? {} : { shellIsolation }),
     });
   }
 
@@ -182,8 +188,8 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
     expect(toolNames(model.requests[1] as FakeChatRequest)).toContain('bash');
   });
 
-  it('follows sandbox.bash_access: everyone gives strangers bash, nobody takes it from all', async () => {
-    const open = await newRuntime('everyone');
+  it('follows sandbox.bash_access: everyone gives strangers bash (isolation: none chosen), nobody takes it from all', async () => {
+    const open = await newRuntime('everyone', 5, { isShellIsolated: false, isIsolationExplicit: true });
     const closed = await newRuntime('nobody');
     try {
       await open.waitRun((await open.createThread()).thread_id, ask('hi', { trusted_sender: false }));
@@ -193,6 +199,18 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
     } finally {
       await open.close();
       await closed.close();
+    }
+  });
+
+  it('keeps an unisolated shell from strangers even with bash_access: everyone, unless no isolation was chosen', async () => {
+    const unisolated = await newRuntime('everyone');
+    try {
+      await unisolated.waitRun((await unisolated.createThread()).thread_id, ask('hi', { trusted_sender: false }));
+      await unisolated.waitRun((await unisolated.createThread()).thread_id, ask('hi', { trusted_sender: true }));
+      expect(toolNames(model.requests[0] as FakeChatRequest)).not.toContain('bash');
+      expect(toolNames(model.requests[1] as FakeChatRequest)).toContain('bash');
+    } finally {
+      await unisolated.close();
     }
   });
 

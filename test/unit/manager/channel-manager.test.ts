@@ -10,7 +10,7 @@ import type { DatabaseHandle } from '../../../src/db/index.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { AgentError, AppError, ChannelError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
-import { ChannelManager, type ChannelManagerDeps, type IdentityGate } from '../../../src/manager/channel-manager.js';
+import { ChannelManager, type ChannelManagerDeps, type IdentityBinding, type IdentityGate } from '../../../src/manager/channel-manager.js';
 import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
@@ -482,7 +482,7 @@ describe('ChannelManager', () => {
   });
 
   describe('identity', () => {
-    const gate = (binding?: { id: string; ownerUserId: string }) => ({
+    const gate = (binding?: IdentityBinding) => ({
       requiresBoundIdentity: true,
       findBinding: async () => binding,
     });
@@ -496,7 +496,21 @@ describe('ChannelManager', () => {
 
       runtime.scripts.push([values('ok')]);
       await withGate(gate({ id: randomUUID(), ownerUserId: 'real-owner' })).handle(inbound('hi', { kind: 'chat', ownerUserId: 'forged-owner' }), signal);
-      expect(runtime.requests[0]?.request.context).toMatchObject({ user_id: 'real-owner', trusted_sender: true });
+      expect(runtime.requests[0]?.request.context).toMatchObject({ user_id: 'real-owner' });
+    });
+
+    it('gives a bound sender bash only when the owner holds the shell grant, whatever ingress claims', async () => {
+      const forged = { kind: 'chat', isOwnerShellGranted: true } as Partial<InboundMessage>;
+      runtime.scripts.push([values('ok')], [values('ok')], [values('ok')]);
+      await withGate(gate({ id: randomUUID(), ownerUserId: 'ungranted' })).handle(inbound('hi', forged), signal);
+      await withGate(gate({ id: randomUUID(), ownerUserId: 'granted', ownerCanUseShell: true })).handle(inbound('hi', { kind: 'chat' }), signal);
+      // Operator-listed in allowed_users: trusted even when bound to an ungranted owner.
+      await withGate(gate({ id: randomUUID(), ownerUserId: 'ungranted' })).handle(inbound('hi', { kind: 'chat', senderIsAllowlisted: true }), signal);
+      expect(runtime.requests.map((r) => [r.request.context?.user_id, r.request.context?.trusted_sender])).toEqual([
+        ['ungranted', false],
+        ['granted', true],
+        ['ungranted', true],
+      ]);
     });
 
     it('looks a sender up without a workspace only where the platform allows it (a Discord DM binding in a server)', async () => {

@@ -41,22 +41,50 @@ export function toRunRequest(body: RunBody): RunRequest {
   return request;
 }
 
+/** What the gateway knows about the server when it admits a run. */
+export interface AdmissionOptions {
+  /**
+   * True when the server requires a principal on the API (accounts mode). A run without one then
+   * got past authentication by mistake and is not trusted. Default false.
+   */
+  isPrincipalRequired?: boolean;
+}
+
+/**
+ * Whether the caller's runs get `bash` (`context.trusted_sender`, read by the runtime's
+ * `accessFor`): the operator, and callers without a principal where the server asks for none
+ * (accounts off), as before; a user only when the operator granted them the shell. A body value
+ * can take trust away (a client acting for someone less trusted), never add it.
+ */
+export function trustOf(principal: Principal | undefined, claimed: unknown, options: AdmissionOptions = {}): boolean {
+  const isTrusted = principal === undefined ? options.isPrincipalRequired !== true : principal.kind === 'operator' || principal.user.canUseShell;
+  return isTrusted && claimed !== false;
+}
+
 /**
  * Validates the body, then creates the thread first when the caller asked for `if_not_exists:
  * 'create'`. A signed-in user's runs are theirs: `context.user_id` (whose memory, files and
  * sandbox the run uses) is the user's id whatever the body says, and the chat-only identity keys
- * are dropped.
+ * are dropped. `context.trusted_sender` is always the server's decision ({@link trustOf}).
  */
-export async function admitRun(runtime: AgentRuntime, threadId: string, body: RunBody, principal?: Principal): Promise<RunRequest> {
+export async function admitRun(
+  runtime: AgentRuntime,
+  threadId: string,
+  body: RunBody,
+  principal?: Principal,
+  options: AdmissionOptions = {},
+): Promise<RunRequest> {
   const request = toRunRequest(body);
+  const trusted = trustOf(principal, request.context?.trusted_sender, options);
   if (principal?.kind === 'user') {
-    const { channel_user_id: _channelUserId, trusted_sender: _trusted, ...context } = request.context ?? {};
+    const { channel_user_id: _channelUserId, ...context } = request.context ?? {};
     request.context = { ...context, user_id: principal.user.id };
     if (request.config?.configurable) {
       const { user_id: _userId, channel_user_id: _channel, ...configurable } = request.config.configurable;
       request.config = { ...request.config, configurable };
     }
   }
+  request.context = { ...request.context, trusted_sender: trusted };
   if (body.if_not_exists === 'create') {
     const metadata = principal?.kind === 'user' ? { [OWNER_METADATA_KEY]: principal.user.id } : {};
     await runtime.createThread({ thread_id: threadId, if_exists: 'do_nothing', metadata });

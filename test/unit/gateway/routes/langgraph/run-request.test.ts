@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, NotFoundError } from '../../../../../src/errors.js';
-import { runLocation, toRunRequest } from '../../../../../src/gateway/routes/langgraph/run-request.js';
+import { runLocation, toRunRequest, trustOf } from '../../../../../src/gateway/routes/langgraph/run-request.js';
 import { runBodySchema } from '../../../../../src/gateway/routes/langgraph/schemas.js';
+import type { Principal } from '../../../../../src/gateway/auth.js';
 
 const parse = (body: Record<string, unknown>) => runBodySchema.parse(body);
 
@@ -54,5 +55,26 @@ describe('toRunRequest', () => {
 describe('runLocation', () => {
   it('is the path the SDK parses run and thread ids from', () => {
     expect(runLocation({ thread_id: 't', run_id: 'r' })).toBe('/threads/t/runs/r');
+  });
+});
+
+describe('trustOf: whether a gateway caller gets bash', () => {
+  const user = (canUseShell: boolean): Principal => ({ kind: 'user', user: { id: 'u', name: 'u', canUseShell, createdAt: new Date(0) } });
+
+  it.each<[string, Principal | undefined, unknown, boolean]>([
+    ['the operator', { kind: 'operator' }, undefined, true],
+    ['the operator acting for an untrusted sender', { kind: 'operator' }, false, false],
+    ['no principal (an open server without accounts)', undefined, undefined, true],
+    ['no principal, claiming trust', undefined, true, true],
+    ['no principal, giving trust away', undefined, false, false],
+    ['no principal where one is required (past authentication by mistake)', undefined, undefined, false],
+    ['no principal where one is required, claiming trust', undefined, true, false],
+    ['an ungranted user', user(false), undefined, false],
+    ['an ungranted user claiming trust in the body', user(false), true, false],
+    ['an ungranted user claiming trust as a string', user(false), 'true', false],
+    ['a granted user', user(true), undefined, true],
+    ['a granted user giving trust away', user(true), false, false],
+  ])('%s → %s', (name, principal, claimed, expected) => {
+    expect(trustOf(principal, claimed, { isPrincipalRequired: name.includes('required') })).toBe(expected);
   });
 });

@@ -90,7 +90,8 @@ describe.each(['/runs/stream', '/runs/wait', '/runs'])('POST %s validation', (pa
       assistant_id: 'lead_agent',
       input: { messages: [{ role: 'human', content: 'hello' }] },
       config: { recursion_limit: 10, configurable: { thread_id: 'x' }, tags: ['a'] },
-      context: { agent_name: 'reviewer' },
+      // The server's decision, not a hint: no principal on an open server is the operator.
+      context: { agent_name: 'reviewer', trusted_sender: true },
       metadata: { source: 'test' },
       multitask_strategy: 'reject',
       stream_mode: ['values'],

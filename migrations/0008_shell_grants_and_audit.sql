@@ -1,0 +1,2 @@
+ALTER TABLE "users" ADD COLUMN "can_use_shell" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE INDEX "channel_connection_events_provider_idx" ON "channel_connection_events" USING btree ("provider","kind","created_at");
