@@ -10,7 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildSandboxEnv, runBash } from '../../src/agent/sandbox/bash.js';
+import { runBash } from '../../src/agent/sandbox/bash.js';
+import { buildSandboxEnv } from '../../src/agent/sandbox/environment.js';
 
 const [count = 0, targetMiB = 0] = process.argv.slice(2).map(Number);
 if (!(count > 0)) throw new Error('usage: bash-probe.ts <count> <residentMiB>');
@@ -25,7 +26,7 @@ const options = {
   cwd: workspace,
   timeoutMs: 10_000,
   maxOutputChars: 20_000,
-  env: buildSandboxEnv({ baseEnv: process.env, homeDir: workspace, perCallEnv: {} }),
+  env: buildSandboxEnv({ baseEnv: process.env, homeDir: workspace, perCallEnv: {}, isIsolated: false }),
   pathMapping: [],
 };
 
