@@ -193,7 +193,7 @@ export class SandboxPaths {
     if (this.owner === undefined) return;
     if (!hostPath.startsWith(`${this.userDataDir}${sep}`)) return;
     const targets = [hostPath];
-    if (createdFrom !== undefined && createdFrom.startsWith(`${this.userDataDir}${sep}`)) {
+    if (createdFrom?.startsWith(`${this.userDataDir}${sep}`)) {
       for (let dir = dirname(hostPath); dir.startsWith(createdFrom); dir = dirname(dir)) targets.push(dir);
     }
     for (const target of targets) await lchown(target, this.owner.uid, this.owner.gid).catch(() => undefined);

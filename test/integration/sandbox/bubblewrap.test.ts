@@ -23,13 +23,9 @@ let bobFile: string;
 let listener: Server;
 let port: number;
 
-function toolsFor(options: { network?: boolean; timeoutSeconds?: number } = {}): StructuredToolInterface {
-  return bashTool(options, bwrapPath);
-}
-
 let bwrapPath = '';
 
-function bashTool(options: { network?: boolean; timeoutSeconds?: number }, path: string): StructuredToolInterface {
+function toolsFor(options: { network?: boolean; timeoutSeconds?: number } = {}, name = 'bash'): StructuredToolInterface {
   const tools = createSandboxTools({
     resolveContext: createContextResolver({ dataDir, skillsDir, owner: user }),
     config: sandboxConfigSchema.parse({
@@ -38,9 +34,9 @@ function bashTool(options: { network?: boolean; timeoutSeconds?: number }, path:
     }),
     // The server's environment, secrets included: only the allow-list may get through.
     baseEnv: { ...process.env, OPENAI_API_KEY: SECRET, BOT_CREDS: SECRET, DATABASE_URL: `postgres://u:${SECRET}@db/x` },
-    bubblewrap: { bwrapPath: path, user, system: systemLayout(), hidden: [] },
+    bubblewrap: { bwrapPath, user, system: systemLayout(), hidden: [] },
   });
-  return tools.find((tool) => tool.name === 'bash')!;
+  return tools.find((tool) => tool.name === name)!;
 }
 
 async function bash(command: string, options: { userId?: string; network?: boolean; tool?: StructuredToolInterface } = {}): Promise<string> {
@@ -188,5 +184,12 @@ describe.skipIf(process.platform !== 'linux')('bash in bubblewrap', () => {
     expect(text).toBe('started\n');
     expect(existsSync(late)).toBe(false);
     await vi.waitFor(() => expect(readFileSync(late, 'utf8')).toBe('late\n'), { timeout: 10_000, interval: 50 });
+  });
+
+  it('can change what the file tools and uploads wrote, also in folders they created', async () => {
+    const write = toolsFor({}, 'write_file');
+    const configurable = { thread_id: 'thread-1', user_id: 'alice' };
+    expect(await write.invoke({ description: 'd', path: 'new/dir/notes.txt', content: 'one\n' }, { configurable })).toBe('OK');
+    expect(await bash('echo two >> new/dir/notes.txt && touch new/dir/more && cat new/dir/notes.txt')).toBe('one\ntwo\n');
   });
 });
