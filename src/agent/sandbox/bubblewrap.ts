@@ -138,6 +138,8 @@ export interface BubblewrapArgsOptions {
    * Paths elsewhere are absent anyway. Each is given with its kind, checked by the caller.
    */
   hidden?: readonly { path: string; isDirectory: boolean }[];
+  /** Host paths shown read-only at the same path (`sandbox.read_only_paths`); missing ones are skipped. */
+  readOnlyPaths?: readonly string[];
 }
 
 /**
@@ -168,6 +170,10 @@ export function bubblewrapArgs(options: BubblewrapArgsOptions): string[] {
     '--bind', mounts.outputs, `${VIRTUAL_USER_DATA}/outputs`,
   );
   if (mounts.skills !== undefined) args.push('--ro-bind', mounts.skills, VIRTUAL_SKILLS);
+  for (const path of options.readOnlyPaths ?? []) {
+    // Its parent made searchable first, for the same reason as /mnt above.
+    args.push('--perms', '0755', '--dir', dirname(path), '--ro-bind-try', path, path);
+  }
   args.push('--chdir', `${VIRTUAL_USER_DATA}/workspace`, '--remount-ro', '/', '--', ...identity.command);
   return args;
 }

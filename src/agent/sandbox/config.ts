@@ -36,6 +36,18 @@ export const sandboxConfigSchema = z
       .describe(
         'Whether sandboxed shells reach the network (the host\'s, including its 127.0.0.1 services). False: loopback of their own only. An agent\'s config.yaml can override it (sandbox.network).',
       ),
+    pass_env: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))
+      .default([])
+      .describe(
+        "Names of the server's environment variables shells get besides PATH, LANG, LC_ALL, LC_CTYPE, TZ and TERM (e.g. HTTPS_PROXY, SSL_CERT_FILE). Never list a secret: the shell can print it.",
+      ),
+    read_only_paths: z
+      .array(z.string().startsWith('/', 'must be an absolute path'))
+      .default([])
+      .describe(
+        'Host files or folders shown read-only at the same path inside the sandbox (e.g. a CA bundle SSL_CERT_FILE names); missing ones are skipped. Never list secrets.',
+      ),
     bash_timeout_seconds: z
       .number()
       .positive()

@@ -25,16 +25,18 @@ export interface SandboxEnvOptions {
   perCallEnv: Record<string, string>;
   /** True when bash runs in the isolated sandbox: PATH is then {@link SANDBOX_PATH}. */
   isIsolated: boolean;
+  /** More names the operator lets through (`sandbox.pass_env`). */
+  passNames?: readonly string[];
 }
 
 /**
- * The complete environment of one bash call: the allow-listed names from `baseEnv` (undefined
+ * The complete environment of one bash call: the allow-listed names (and `passNames`) from `baseEnv` (undefined
  * values dropped), `PATH` fixed when isolated, `HOME` = `homeDir`, then `perCallEnv` on top.
  * Pure: the composition root passes the process environment in.
  */
 export function buildSandboxEnv(options: SandboxEnvOptions): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of INHERITED_ENV_NAMES) {
+  for (const name of [...INHERITED_ENV_NAMES, ...(options.passNames ?? [])]) {
     const value = options.baseEnv[name];
     if (value !== undefined) env[name] = value;
   }

@@ -88,6 +88,7 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
             homeDir: sandbox === undefined ? paths.workspaceDir : `${VIRTUAL_USER_DATA}/workspace`,
             perCallEnv: context.perCallEnv,
             isIsolated: sandbox !== undefined,
+            passNames: config.pass_env,
           }),
           pathMapping: paths.mappings(),
           sandbox,
@@ -253,6 +254,7 @@ async function sandboxFor(
     isNetworkEnabled: context.isNetworkEnabled ?? config.network,
     system: setup.system,
     user: setup.user,
+    readOnlyPaths: config.read_only_paths,
     ...(setup.hidden === undefined ? {} : { hidden: setup.hidden }),
   });
   return { bwrapPath: setup.bwrapPath, args };

@@ -74,6 +74,12 @@ describe('bubblewrapArgs', () => {
     expect(pairs(args, '--ro-bind', 2)).toContainEqual(['/dev/null', '/etc/deerflow/config.yaml']);
   });
 
+  it('shows sandbox.read_only_paths read-only at the same path, after the private /tmp', () => {
+    const args = bubblewrapArgs({ mounts, isNetworkEnabled: true, system, readOnlyPaths: ['/tmp/ca/cert.pem'] });
+    expect(pairs(args, '--ro-bind-try', 2)).toEqual([['/tmp/ca/cert.pem', '/tmp/ca/cert.pem']]);
+    expect(args.indexOf('--ro-bind-try')).toBeGreaterThan(args.indexOf('/tmp'));
+  });
+
   it('leaves /mnt/skills out when there is no skills folder', () => {
     const args = bubblewrapArgs({ mounts: { ...mounts, skills: undefined }, isNetworkEnabled: true, system });
     expect(args).not.toContain('/mnt/skills');

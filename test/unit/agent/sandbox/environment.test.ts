@@ -40,4 +40,11 @@ describe('buildSandboxEnv', () => {
   it('still gives an unsandboxed shell a PATH when the server has none', () => {
     expect(buildSandboxEnv({ baseEnv: {}, homeDir: '/ws', perCallEnv: {}, isIsolated: false }).PATH).toBe(SANDBOX_PATH);
   });
+
+  it('lets through the names the operator lists in sandbox.pass_env, and only those', () => {
+    const env = buildSandboxEnv({ baseEnv: { ...serverEnv, HTTPS_PROXY: 'http://proxy:3128' }, homeDir: '/ws', perCallEnv: {}, isIsolated: true, passNames: ['HTTPS_PROXY', 'MISSING'] });
+    expect(env.HTTPS_PROXY).toBe('http://proxy:3128');
+    expect(Object.keys(env)).not.toContain('MISSING');
+    expect(JSON.stringify(env)).not.toContain('leak');
+  });
 });
