@@ -33,6 +33,8 @@ describe('sandboxConfigSchema', () => {
       bash_access: 'trusted',
       isolation: 'auto',
       network: true,
+      pass_env: [],
+      read_only_paths: [],
       bash_timeout_seconds: 600,
       max_output_chars: 20_000,
       max_read_chars: 100_000,
