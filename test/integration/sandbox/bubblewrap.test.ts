@@ -95,6 +95,11 @@ describe.skipIf(process.platform !== 'linux')('bash in bubblewrap', () => {
     expect(readFileSync(join(dataDir, 'users', 'alice', 'threads', 'thread-1', 'user-data', 'outputs', 'hi.txt'), 'utf8')).toBe('hi\n');
   });
 
+  it("reports the command's exit code and stderr as an unsandboxed shell does", async () => {
+    expect(await bash('echo out; echo err >&2; exit 3')).toBe('out\nerr\n\n[exit code 3]');
+    expect(await bash('true')).toBe('(no output)');
+  });
+
   it("cannot read bob's files, the database folder or the config file, by host path or by climbing", async () => {
     const text = await bash(
       [
