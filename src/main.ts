@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   for (const warning of loaded.warnings) logger.warn(warning);
   logger.info({ config: loaded.path ?? '(none: defaults)' }, 'configuration loaded');
 
-  const server = await startServer({ config: loaded.config, platforms, logger, environment: process.env });
+  const server = await startServer({ config: loaded.config, configPath: loaded.path, platforms, logger, environment: process.env });
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals++;

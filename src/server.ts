@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SandboxIsolation } from './agent/sandbox/bubblewrap.js';
 import { createAgentServices } from './agent/services.js';
 import type { InboundBus } from './bus/types.js';
 import { ChannelConnections } from './accounts/connections.js';
@@ -32,8 +33,10 @@ export interface StartServerOptions {
   logger: Logger;
   /** Folder of agent definitions; defaults to `agents.dir` of the config, else the repository's `agents/`. */
   agentsDir?: string;
-  /** The environment `bash` starts from, scrubbed of secrets first; the composition root passes the process environment. */
+  /** The process environment: only allow-listed names (PATH, LANG, TZ, …) reach `bash`. */
   environment?: Record<string, string | undefined>;
+  /** The config file read, hidden from sandboxed shells even when it lies under `/etc` or `/usr`. */
+  configPath?: string | undefined;
 }
 
 export interface RunningServer {
@@ -47,6 +50,8 @@ const DEFAULT_AGENTS_DIR = fileURLToPath(new URL('../agents', import.meta.url));
 /** How long shutdown waits for pending memory updates (one model call each). */
 const MEMORY_FLUSH_TIMEOUT_MS = 10_000;
 const DEFAULT_SKILLS_DIR = fileURLToPath(new URL('../skills', import.meta.url));
+/** The checkout (or dist/) this server runs from; a sandboxed shell never sees it. */
+const REPOSITORY_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * Wires the straight line of DESIGN.md: channels → bus → manager → runtime, plus the gateway.
@@ -64,6 +69,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     skillsDir,
     environment: options.environment ?? {},
     logger,
+    hiddenPaths: [REPOSITORY_ROOT, ...(options.configPath === undefined ? [] : [options.configPath])],
   });
   const agentsDir = options.agentsDir ?? (config.agents.dir === undefined ? DEFAULT_AGENTS_DIR : resolve(config.agents.dir));
   const runtime = await createEmbeddedRuntime({
@@ -77,6 +83,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     chatModels: agent.chatModels,
     sandboxTools: agent.sandboxTools,
     bashAccess: config.sandbox.bash_access,
+    shellIsolation: { isShellIsolated: agent.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: agent.sandboxIsolation.isExplicit },
     promptSources: agent.promptSources,
     memoryStore: agent.memoryStore,
     goals: agent.goals,
@@ -137,7 +144,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   for (const adapter of createEnabledChannels(options, deps, perPlatform)) {
     adapters.set(adapter.name, adapter);
   }
-  warnAboutShellAccess(config, logger);
+  warnAboutShellAccess(config, logger, agent.sandboxIsolation);
   bus.start((message, signal, delivery) => manager.handle(message, signal, delivery));
   manager.start();
   const housekeeping = startHousekeeping(deliveries, logger);
@@ -146,7 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const app = await buildApp({
     runtime,
     health: () =>
-      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)])),
+      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent.sandboxIsolation),
     metrics: { render: () => metrics.render(), isPublic: config.server.metrics_public },
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
@@ -188,12 +195,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   return { url, stop };
 }
 
-/** bash runs as this server's OS user: say who can reach it. */
-function warnAboutShellAccess(config: Config, logger: Logger): void {
-  if (config.sandbox.bash_access === 'everyone') {
-    logger.warn('sandbox.bash_access is "everyone": anyone who can message the bot can run shell commands on this host');
+/** Says how shells are isolated, and who can reach them. */
+function warnAboutShellAccess(config: Config, logger: Logger, isolation: SandboxIsolation): void {
+  if (isolation.kind === 'bubblewrap') logger.info({ sandbox: isolation }, 'shell commands run isolated in bubblewrap');
+  else if (isolation.isExplicit) logger.warn({ sandbox: isolation }, 'shell commands run unsandboxed, as this server\'s OS user (sandbox.isolation: none)');
+  else logger.warn({ sandbox: isolation }, 'bubblewrap is not usable here: shell commands run unsandboxed, as this server\'s OS user');
+  const trusted = 'the operator, chat users in allowed_users and users granted the shell';
+  if (config.sandbox.bash_access === 'everyone' && isolation.kind === 'none' && !isolation.isExplicit) {
+    logger.warn(`sandbox.bash_access is "everyone" but the shell is not isolated: shell commands are limited to ${trusted}`);
+  } else if (config.sandbox.bash_access === 'everyone') {
+    logger.warn('sandbox.bash_access is "everyone": anyone who can message the bot can run shell commands');
   } else if (config.sandbox.bash_access === 'trusted') {
-    logger.info('shell commands are limited to gateway callers and chat users in allowed_users (sandbox.bash_access: trusted)');
+    logger.info(`shell commands are limited to ${trusted} (sandbox.bash_access: trusted)`);
   }
 }
 
@@ -232,6 +245,7 @@ async function reportHealth(
   queue: { bus: InboundBus; kind: HealthReport['bus']['kind'] },
   runtime: AgentRuntime,
   channels: [string, ChannelStatus][],
+  sandbox: SandboxIsolation,
 ): Promise<HealthReport> {
   let databaseStatus: HealthReport['database'] = { ok: true, kind: database.kind };
   let busStatus: HealthReport['bus'] = { ok: true, kind: queue.kind };
@@ -251,5 +265,6 @@ async function reportHealth(
     bus: busStatus,
     channels: Object.fromEntries(channels),
     model: { configured: models.length > 0, models },
+    sandbox: { isolation: sandbox.kind, isExplicit: sandbox.isExplicit, ...(sandbox.reason === undefined ? {} : { reason: sandbox.reason }) },
   };
 }

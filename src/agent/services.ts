@@ -6,8 +6,9 @@ import { GoalStore, type GoalsConfig } from './goals/index.js';
 import type { CompletedRun, PromptSources } from './lead-agent.js';
 import { conversationForMemory, formatMemoryForPrompt, MemoryQueue, MemoryStore, MemoryUpdater } from './memory/index.js';
 import { ChatModels } from './models.js';
+import { hiddenEntries, probeBubblewrap, resolveIsolation, type SandboxIsolation, sandboxUserFor, systemLayout } from './sandbox/bubblewrap.js';
 import { SandboxPaths } from './sandbox/paths.js';
-import { createContextResolver, createSandboxTools } from './sandbox/tools.js';
+import { type BubblewrapSetup, createContextResolver, createSandboxTools } from './sandbox/tools.js';
 import { formatActiveSkill, formatAvailableSkills, resolveSlashSkill, SkillRegistry, type SlashSkillResolution } from './skills/index.js';
 
 export interface AgentServicesOptions {
@@ -17,14 +18,23 @@ export interface AgentServicesOptions {
   dataDir: string;
   /** Absolute; holds `public/` and `custom/`. */
   skillsDir: string;
-  /** The environment bash starts from (scrubbed before use). */
+  /** The server's environment: only allow-listed names reach bash; its PATH finds `bwrap`. */
   environment: Record<string, string | undefined>;
   logger: Logger;
+  /**
+   * Host paths a sandboxed shell must not see besides `dataDir` (the config file, the
+   * repository): masked when a mounted system folder (`/usr`, `/etc`) holds them.
+   */
+  hiddenPaths?: readonly string[];
+  /** This process's uid (`process.getuid()`); 0 = shells run as uid/gid 65534. Default: the real one. */
+  processUid?: number | undefined;
 }
 
 /** Everything the lead agent works with, built once from the config. */
 export interface AgentServices {
   sandboxTools: StructuredToolInterface[];
+  /** How the shell is isolated, decided at start (`sandbox.isolation`); logged and in `/health`. */
+  sandboxIsolation: SandboxIsolation;
   promptSources: PromptSources;
   /** The model clients, shared with the runtime. */
   chatModels: ChatModels;
@@ -39,9 +49,24 @@ export interface AgentServices {
   close(timeoutMs: number): Promise<void>;
 }
 
-/** Sandbox, skills, memory and goals, wired from `sandbox:`, `skills:`, `memory:` and `goals:`. */
+/**
+ * Sandbox, skills, memory and goals, wired from `sandbox:`, `skills:`, `memory:` and `goals:`.
+ * Probes bubblewrap once (unless `sandbox.isolation: none`).
+ *
+ * @throws ConfigError when `sandbox.isolation: bubblewrap` and bubblewrap does not work here.
+ */
 export async function createAgentServices(options: AgentServicesOptions): Promise<AgentServices> {
   const { config, db, dataDir, skillsDir, logger } = options;
+  const user = sandboxUserFor(options.processUid ?? process.getuid?.());
+  const { isolation, bwrapPath } = await resolveIsolation(config.sandbox.isolation, () =>
+    probeBubblewrap({ searchPath: options.environment.PATH, user }),
+  );
+  const bubblewrap: BubblewrapSetup | undefined =
+    bwrapPath === undefined
+      ? undefined
+      : { bwrapPath, user, system: systemLayout(), hidden: await hiddenEntries([dataDir, ...(options.hiddenPaths ?? [])]) };
+  // Only a sandbox runs as another user; unsandboxed shells are the server's own user.
+  const owner = bubblewrap === undefined ? undefined : user;
   const skills = await SkillRegistry.load({ skillsDir, db, logger: logger.child({ component: 'skills' }) });
   const memoryStore = new MemoryStore(db);
   const chatModels = new ChatModels(config.models);
@@ -52,10 +77,12 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
 
   return {
     sandboxTools: createSandboxTools({
-      resolveContext: createContextResolver({ dataDir, skillsDir }),
+      resolveContext: createContextResolver({ dataDir, skillsDir, owner }),
       config: config.sandbox,
       baseEnv: options.environment,
+      bubblewrap,
     }),
+    sandboxIsolation: isolation,
     promptSources: {
       skills: async () => formatAvailableSkills(await skills.listEnabled()),
       activeSkill: async (text) => {
@@ -79,7 +106,7 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
           });
         }
       : undefined,
-    sandboxPaths: (userId, threadId) => new SandboxPaths({ dataDir, skillsDir, userId, threadId }),
+    sandboxPaths: (userId, threadId) => new SandboxPaths({ dataDir, skillsDir, userId, threadId, owner }),
     resolveSkill: (text) => resolveSlashSkill(text, skills),
     skills,
     close: (timeoutMs) => queue.close({ timeoutMs }),

@@ -15,6 +15,11 @@ export interface HealthReport {
   /** Keyed by channel name (`telegram`, `slack`, ...); `reason` says why one is not running. */
   channels: Record<string, { running: boolean; standby?: boolean; reason?: string }>;
   model: { configured: boolean; models: string[] };
+  /**
+   * How shell commands are isolated: `bubblewrap`, or `none` (unsandboxed); `isExplicit` = the
+   * operator chose it, `reason` = why isolation is off. Absent when the process reports none.
+   */
+  sandbox?: { isolation: 'bubblewrap' | 'none'; isExplicit: boolean; reason?: string };
 }
 
 /** A channel's webhook routes, mounted at `/api/webhooks/<name>` in their own encapsulated context. */

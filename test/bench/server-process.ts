@@ -72,6 +72,8 @@ export interface BenchServerOptions {
   databaseUrl?: string | undefined;
   /** `channels.telegram.allowed_users`; absent or empty → everyone may write and nobody gets bash. */
   allowedUsers?: readonly number[];
+  /** Top-level YAML added to the config as is (e.g. a `sandbox:` block). */
+  extraConfig?: string;
 }
 
 /** The Telegram bench server: {@link startChatBenchServer} with the fake Bot API as its one channel. */

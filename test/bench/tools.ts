@@ -4,9 +4,11 @@
  * both runs are offered `bash`, under the default `sandbox.bash_access: trusted`) take turns, one
  * message at a time. In the plain chat the fake model answers at once; in the bash chat its first
  * answer is a `bash` call `echo bench`, which the server runs for real in the thread's sandbox,
- * and its second answer, after the tool result, is the same final text. Then `runBash` alone, in
- * a probe process, first at its own size, then grown to the server's (a spawn costs more from a
- * bigger process).
+ * and its second answer, after the tool result, is the same final text. All of it twice: with the
+ * shell unsandboxed (`sandbox.isolation: none`) and in bubblewrap (`sandbox.isolation: bubblewrap`,
+ * so a machine without it fails the bench instead of measuring the wrong thing). Then `runBash`
+ * alone, in a probe process, unsandboxed and in bubblewrap, first at the probe's own size, then
+ * grown to the server's (a spawn costs more from a bigger process).
  *
  * Latency is measured as in the Telegram benchmark: from "update available" to the call that put
  * the final text on screen. The fake model's request times split each turn into steps.
@@ -27,6 +29,8 @@ export interface ToolBenchOptions {
 }
 
 type TurnKind = 'plain' | 'bash';
+/** `sandbox.isolation` of the measured server. */
+type Isolation = 'none' | 'bubblewrap';
 
 /** One user message and what the fake model saw of it. */
 interface Turn {
@@ -112,9 +116,14 @@ async function runTurn(driver: TurnDriver, kind: TurnKind, index: number): Promi
 }
 
 /** `runBash` alone, `count` times, in a probe process grown to about `targetMiB` resident. */
-async function probeBash(count: number, targetMiB: number): Promise<{ summary: LatencySummary; residentMiB: number; mismatches: number }> {
+async function probeBash(
+  count: number,
+  targetMiB: number,
+  isolation: Isolation,
+): Promise<{ summary: LatencySummary; residentMiB: number; mismatches: number }> {
   let report: { latenciesMs: number[]; residentMiB: number; mismatches: number } | undefined;
-  const probe = await startProcess([join(ROOT, 'test/bench/bash-probe.ts'), String(count), String(Math.round(targetMiB))], (line) => {
+  const args = [join(ROOT, 'test/bench/bash-probe.ts'), String(count), String(Math.round(targetMiB)), isolation];
+  const probe = await startProcess(args, (line) => {
     if (!line.startsWith('{"bash"')) return false;
     report = (JSON.parse(line) as { bash: typeof report }).bash;
     return true;
@@ -153,13 +162,19 @@ interface Measured {
 }
 
 /** Starts a server for two allow-listed chats, warms up, then alternates plain and bash turns. */
-async function measureTurns(options: ToolBenchOptions): Promise<Measured> {
+async function measureTurns(options: ToolBenchOptions, isolation: Isolation): Promise<Measured> {
   const telegram = new FakeTelegram();
   const model = new FakeOpenAI();
   await Promise.all([telegram.start(), model.start()]);
   const script = new TurnScript();
   model.respond = (request) => script.respond(request);
-  const server = await startBenchServer({ telegram, model, databaseUrl: options.databaseUrl, allowedUsers: [PLAIN_CHAT, BASH_CHAT] });
+  const server = await startBenchServer({
+    telegram,
+    model,
+    databaseUrl: options.databaseUrl,
+    allowedUsers: [PLAIN_CHAT, BASH_CHAT],
+    extraConfig: `sandbox: { isolation: ${isolation} }`,
+  });
   const driver: TurnDriver = { telegram, watcher: new FinalWatcher(telegram), script };
   const measured: Measured = { plain: [], bash: [], serverMiB: Number.NaN };
   try {
@@ -187,38 +202,56 @@ function formatCombined(name: string, a: LatencySummary, b: LatencySummary, comb
 }
 
 /**
- * Runs the tool benchmark and prints p50/p95/p99 of plain and bash turns, their ratios and
- * differences, `runBash` alone at two process sizes, where a turn's time goes, and how many turns
- * went as scripted. Turns that did not (a bash turn that never got `bench` back) are counted and
- * left out of the figures. Takes about `turns` × 0.25 s plus two server and probe start-ups.
+ * Runs the tool benchmark and prints, for the unsandboxed and the bubblewrap server, p50/p95/p99
+ * of plain and bash turns, their ratios and differences, where a turn's time goes and how many
+ * turns went as scripted; then the bubblewrap/none ratio of bash turns, and `runBash` alone both
+ * ways at two process sizes. Turns that did not go as scripted (a bash turn that never got
+ * `bench` back) are counted and left out of the figures. Takes about `turns` × 0.5 s plus two
+ * server and four probe start-ups.
  * @throws Error when a turn's final text is not on screen within 30 s, or a process fails to start.
  */
 export async function runToolBench(options: ToolBenchOptions): Promise<void> {
   const database = options.databaseUrl ? 'PostgreSQL' : 'embedded PGlite';
   console.log(
-    `\ntools on ${database}: ${options.turns} plain and ${options.turns} bash (echo bench) turns, alternating, in two chats of allow-listed users, one message at a time, fake model with zero delay`,
+    `\ntools on ${database}: ${options.turns} plain and ${options.turns} bash (echo bench) turns, alternating, in two chats of allow-listed users, one message at a time, fake model with zero delay; once unsandboxed, once in bubblewrap`,
   );
-  const { plain, bash, serverMiB } = await measureTurns(options);
-  // After the server stopped, so the probe has the machine to itself.
-  const small = await probeBash(options.turns, 0);
-  const large = await probeBash(options.turns, serverMiB);
+  const bashSummaries: Partial<Record<Isolation, LatencySummary>> = {};
+  let serverSize = 0;
+  for (const isolation of ['none', 'bubblewrap'] as const) {
+    const { plain, bash, serverMiB } = await measureTurns(options, isolation);
+    serverSize = Math.max(serverSize, serverMiB);
+    const plainOk = plain.filter(isAsScripted);
+    const bashOk = bash.filter(isAsScripted);
+    const plainSummary = percentilesOf(plainOk.map((t) => t.latencyMs as number));
+    const bashSummary = percentilesOf(bashOk.map((t) => t.latencyMs as number));
+    bashSummaries[isolation] = bashSummary;
+    console.log(`\nsandbox.isolation: ${isolation}`);
+    console.log(`${''.padEnd(24)} ${'p50 ms'.padStart(9)} ${'p95 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
+    console.log('one turn at a time (latency without queueing)');
+    console.log(formatPercentiles('  plain: 1 model call', plainSummary));
+    console.log(formatPercentiles('  bash: 2 calls + bash', bashSummary));
+    console.log(formatCombined('ratio (bash / plain)', bashSummary, plainSummary, (a, b) => a / b, 2));
+    console.log(formatCombined('overhead (bash − plain)', bashSummary, plainSummary, (a, b) => a - b, 1));
+    printSteps(plainOk, bashOk);
+    const mismatches = plain.length - plainOk.length + (bash.length - bashOk.length);
+    console.log(
+      `checked: ${bashOk.length}/${bash.length} bash turns got "bench" from bash between 2 model calls, ${plainOk.length}/${plain.length} plain turns made 1 call; ${mismatches} mismatches (left out above)`,
+    );
+  }
+  const { none, bubblewrap } = bashSummaries as Record<Isolation, LatencySummary>;
+  console.log(formatCombined('\nbash turn: bwrap / none', bubblewrap, none, (a, b) => a / b, 2));
 
-  const plainOk = plain.filter(isAsScripted);
-  const bashOk = bash.filter(isAsScripted);
-  const plainSummary = percentilesOf(plainOk.map((t) => t.latencyMs as number));
-  const bashSummary = percentilesOf(bashOk.map((t) => t.latencyMs as number));
+  // After the servers stopped, so the probes have the machine to itself.
+  console.log(`\nrunBash('echo bench') alone, ${options.turns} times in a probe process: bench-sized, then server-sized (${serverSize.toFixed(0)} MiB)`);
   console.log(`${''.padEnd(24)} ${'p50 ms'.padStart(9)} ${'p95 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
-  console.log('one turn at a time (latency without queueing)');
-  console.log(formatPercentiles('  plain: 1 model call', plainSummary));
-  console.log(formatPercentiles('  bash: 2 calls + bash', bashSummary));
-  console.log(formatCombined('ratio (bash / plain)', bashSummary, plainSummary, (a, b) => a / b, 2));
-  console.log(formatCombined('overhead (bash − plain)', bashSummary, plainSummary, (a, b) => a - b, 1));
-  console.log(`runBash('echo bench') alone, ${options.turns} times in a probe process: bench-sized, then server-sized (${serverMiB.toFixed(0)} MiB)`);
-  console.log(formatPercentiles(`  probe at ${small.residentMiB} MiB`, small.summary));
-  console.log(formatPercentiles(`  probe at ${large.residentMiB} MiB`, large.summary));
-  printSteps(plainOk, bashOk);
-  const mismatches = plain.length - plainOk.length + (bash.length - bashOk.length);
-  console.log(
-    `checked: ${bashOk.length}/${bash.length} bash turns got "bench" from bash between 2 model calls, ${plainOk.length}/${plain.length} plain turns made 1 call; ${mismatches} mismatches (left out above), ${small.mismatches + large.mismatches} in the probes`,
-  );
+  let probeMismatches = 0;
+  for (const targetMiB of [0, serverSize]) {
+    const plainProbe = await probeBash(options.turns, targetMiB, 'none');
+    const sandboxed = await probeBash(options.turns, targetMiB, 'bubblewrap');
+    probeMismatches += plainProbe.mismatches + sandboxed.mismatches;
+    console.log(formatPercentiles(`  none at ${plainProbe.residentMiB} MiB`, plainProbe.summary));
+    console.log(formatPercentiles(`  bwrap at ${sandboxed.residentMiB} MiB`, sandboxed.summary));
+    console.log(formatCombined('  ratio (bwrap / none)', sandboxed.summary, plainProbe.summary, (a, b) => a / b, 2));
+  }
+  console.log(`checked: ${probeMismatches} mismatches in the probes`);
 }

@@ -131,6 +131,8 @@ data_dir: "${join(dir, 'data')}"
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
 memory: { enabled: false }
+# gh in the bubblewrap sandbox trusts the throwaway certificate: the variable and the file.
+sandbox: { pass_env: [SSL_CERT_FILE], read_only_paths: ["${cert.certPath}"] }
 agents: { dir: "${join(dir, 'agents')}" }
 channels:
   github:

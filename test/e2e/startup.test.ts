@@ -22,6 +22,8 @@ describe('starting the server', () => {
       bus: { ok: true, kind: 'in-process' },
       channels: {},
       model: { configured: false, models: [] },
+      // sandbox.isolation: auto, on a machine with bubblewrap (CI installs it).
+      sandbox: { isolation: 'bubblewrap', isExplicit: false },
     });
     expect(await server.stop()).toBe(0);
   });

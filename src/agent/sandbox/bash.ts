@@ -1,7 +1,11 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import type { PathMappingEntry } from './paths.js';
 
-/** Result of one bash call. `exitCode` is null when the shell was killed by a signal. */
+/**
+ * Result of one bash call. `exitCode` is null when the shell was killed by a signal from outside
+ * (the timeout); a shell killed inside a sandbox reports 128 + the signal number, as bash does.
+ */
 export interface BashResult {
   exitCode: number | null;
   /** stdout and stderr interleaved, bounded, with host paths rewritten to virtual ones. */
@@ -9,71 +13,35 @@ export interface BashResult {
   isTimedOut: boolean;
 }
 
+/** How to start the shell inside bubblewrap (see `bubblewrapArgs`). */
+export interface BashSandbox {
+  /** Absolute path of `bwrap`. */
+  bwrapPath: string;
+  /** Everything up to the command: namespaces, mounts, `--chdir`, `--` and the user switch. */
+  args: readonly string[];
+}
+
 export interface RunBashOptions {
-  /** Host working directory (the thread's workspace). */
+  /** Host working directory (the thread's workspace); unused in a sandbox, whose `--chdir` decides. */
   cwd: string;
   /** Wall-clock limit; on expiry the whole process group gets SIGKILL. */
   timeoutMs: number;
   /** Most characters returned; head and tail are kept around a note. */
   maxOutputChars: number;
-  /** The complete environment of the shell: already scrubbed, with per-call variables added. */
+  /** The complete environment of the shell (`buildSandboxEnv`): allow-listed, with per-call variables added. */
   env: Record<string, string>;
-  /** Virtual ↔ host prefixes: applied to the command before running and, reversed, to the output. */
+  /**
+   * Virtual ↔ host prefixes: applied to the command before running when unsandboxed (a sandbox
+   * mounts the folders at their virtual paths) and, reversed, to the output in both cases.
+   */
   pathMapping: readonly PathMappingEntry[];
+  /** Run isolated in bubblewrap; absent = a plain `bash -c` as the server's own user. */
+  sandbox?: BashSandbox | undefined;
   /**
    * How long to keep reading after the shell exits while a background child still holds the
    * pipes open. Default 200. Later output of such children is drained and discarded.
    */
   drainGraceMs?: number;
-}
-
-const NAME_PATTERNS = ['KEY', 'SECRET', 'TOKEN', 'PASSWORD', 'PASSWD', 'CREDENTIAL', 'DSN'];
-/** Short secret words, matched as whole `_`-separated words so PATH and PASSENGER survive: GH_PAT, NPM_AUTH, DB_PASS. */
-const NAME_WORDS = /(^|_)(PAT|AUTH|PASS|COOKIE)(_|$)/;
-const CONNECTION_STRING_NAMES = new Set([
-  'DATABASE_URL',
-  'REDIS_URL',
-  'MONGODB_URI',
-  'MONGO_URL',
-  'POSTGRES_URL',
-  'MYSQL_URL',
-  'AMQP_URL',
-  'RABBITMQ_URL',
-  'CELERY_BROKER_URL',
-]);
-/** `scheme://user:pass@` or `scheme://token@`: credentials embedded in a URL. */
-const URL_WITH_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]+@/i;
-
-/**
- * The inherited environment minus anything that looks like a secret: names containing KEY,
- * SECRET, TOKEN, PASSWORD, PASSWD, CREDENTIAL or DSN (any case), the words PAT, AUTH, PASS or
- * COOKIE (`GH_PAT`, `NPM_AUTH`, `DB_PASS`), well-known connection-string
- * variables (DATABASE_URL, REDIS_URL, …), and any `*_URL`/`*_URI` whose value embeds credentials.
- * Undefined values are dropped. Pure: the composition root passes the process environment in.
- */
-export function scrubEnvironment(baseEnv: Record<string, string | undefined>): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(baseEnv)) {
-    if (value === undefined) continue;
-    const upper = name.toUpperCase();
-    if (NAME_PATTERNS.some((pattern) => upper.includes(pattern)) || NAME_WORDS.test(upper)) continue;
-    if (CONNECTION_STRING_NAMES.has(upper)) continue;
-    if ((upper.endsWith('_URL') || upper.endsWith('_URI')) && URL_WITH_CREDENTIALS.test(value)) continue;
-    kept[name] = value;
-  }
-  return kept;
-}
-
-/**
- * The environment of one bash call: `baseEnv` scrubbed, `HOME` set to the workspace, then
- * `perCallEnv` on top (those variables are trusted and exist for this call only).
- */
-export function buildSandboxEnv(options: {
-  baseEnv: Record<string, string | undefined>;
-  homeDir: string;
-  perCallEnv: Record<string, string>;
-}): Record<string, string> {
-  return { ...scrubEnvironment(options.baseEnv), HOME: options.homeDir, ...options.perCallEnv };
 }
 
 function escapeRegExp(text: string): string {
@@ -173,24 +141,55 @@ function renderOutput(capture: BoundedCapture, maxOutputChars: number): string {
 }
 
 /**
- * Runs `command` with `bash -c` in its own process group, stdin from /dev/null.
- * Virtual paths in the command are rewritten to host paths first; host paths in the output back.
- * At `timeoutMs` the whole group is killed with SIGKILL and `isTimedOut` is set. Background
- * children that outlive the shell keep running (a server started with `&`); the call returns
- * once the shell has exited and the pipes are closed or `drainGraceMs` has passed.
+ * The first process in the sandbox (bwrap's PID 1 only reaps): runs the command in a shell of
+ * its own without fd 3, reports its exit status on fd 3, lets go of the output pipes, then stays
+ * while any other process lives in the sandbox's PID namespace. bwrap tears the namespace down
+ * when its first process exits, so without this a server started with `&` would die with the
+ * call. `/proc/[0-9]*` lists PID 1 (bwrap) and this shell when nothing else is left.
+ */
+const SANDBOX_ENTRY =
+  'bash -c "$1" 3>&-; code=$?; printf "%d" "$code" >&3; exec 3>&- >/dev/null 2>&1; ' +
+  'while :; do set -- /proc/[0-9]*; [ "$#" -le 2 ] && exit "$code"; sleep 1; done';
+
+/** What to spawn for `command`: bwrap around the sandbox entry, or plain bash with host paths. */
+function spawnShell(command: string, options: RunBashOptions): ChildProcess {
+  const { sandbox } = options;
+  if (sandbox === undefined) {
+    return spawn('bash', ['-c', virtualToHost(command, options.pathMapping)], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', 'ignore'],
+    });
+  }
+  return spawn(sandbox.bwrapPath, [...sandbox.args, 'bash', '-c', SANDBOX_ENTRY, 'bash', command], {
+    cwd: '/',
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
+}
+
+/**
+ * Runs `command` with `bash -c` in its own process group, stdin from /dev/null; in bubblewrap
+ * when `sandbox` is given (see `bubblewrapArgs`), else on the host with virtual paths in the
+ * command rewritten to host paths. Host paths in the output are rewritten back either way.
+ * At `timeoutMs` the whole group is killed with SIGKILL and `isTimedOut` is set; in a sandbox
+ * that is bwrap itself, and with it (`--die-with-parent`, PID namespace) everything inside,
+ * also processes that left the group with `setsid`. Background children that outlive the shell
+ * keep running (a server started with `&`; in a sandbox, the sandbox stays until the last one
+ * ends or the server exits); the call returns once the shell has exited and the pipes are
+ * closed or `drainGraceMs` has passed.
  *
- * @throws Error when bash cannot be started.
+ * @throws Error when bash (or bwrap) cannot be started.
  */
 export function runBash(command: string, options: RunBashOptions): Promise<BashResult> {
   const capture = new BoundedCapture(options.maxOutputChars * 4); // UTF-8 is at most 4 bytes a character.
   const drainGraceMs = options.drainGraceMs ?? 200;
   return new Promise<BashResult>((resolvePromise, rejectPromise) => {
-    const child = spawn('bash', ['-c', virtualToHost(command, options.pathMapping)], {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnShell(command, options);
+    // Both are 'pipe' in spawnShell, so never null.
+    const outputs = [child.stdout, child.stderr] as Readable[];
     let isTimedOut = false;
     let exitCode: number | null = null;
     let isSettled = false;
@@ -207,14 +206,13 @@ export function runBash(command: string, options: RunBashOptions): Promise<BashR
       killGroup();
     }, options.timeoutMs);
     const onData = (chunk: Buffer) => capture.push(chunk);
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    for (const stream of outputs) stream.on('data', onData);
     const finish = () => {
       if (isSettled) return;
       isSettled = true;
       clearTimeout(timer);
       clearTimeout(graceTimer);
-      for (const stream of [child.stdout, child.stderr]) {
+      for (const stream of outputs) {
         // Keep draining what background children still write, so they never block on a full pipe.
         stream.off('data', onData);
         stream.resume();
@@ -230,10 +228,27 @@ export function runBash(command: string, options: RunBashOptions): Promise<BashR
       clearTimeout(timer);
       rejectPromise(error);
     });
-    child.on('exit', (code) => {
+    let hasShellEnded = false;
+    const shellEnded = (code: number | null) => {
+      if (hasShellEnded) return;
+      hasShellEnded = true;
       exitCode = code;
       graceTimer = setTimeout(finish, drainGraceMs);
-    });
+    };
+    // In a sandbox the shell's status comes on fd 3; bwrap exits only once the sandbox is empty.
+    const status = child.stdio[3];
+    if (status !== null && status !== undefined && options.sandbox !== undefined) {
+      let reported = '';
+      (status as Readable).on('data', (chunk: Buffer) => {
+        reported += chunk.toString('latin1');
+      });
+      (status as Readable).on('end', () => {
+        // A shell killed inside reports 128 + the signal, as bash shows it; bwrap's exit covers no report.
+        if (/^\d{1,3}$/.test(reported)) shellEnded(Number(reported));
+      });
+      (status as unknown as { unref?: () => void }).unref?.();
+    }
+    child.on('exit', (code) => shellEnded(code));
     child.on('close', finish);
   });
 }

@@ -1,4 +1,4 @@
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { lchown, lstat, mkdir, realpath } from 'node:fs/promises';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { AppError, type AppErrorOptions } from '../../errors.js';
 
@@ -52,6 +52,11 @@ export interface SandboxPathsOptions {
   threadId: string;
   /** Host folder shown read-only as `/mnt/skills`; it need not exist. */
   skillsDir: string;
+  /**
+   * The OS user sandboxed shells run as when it is not this process's own (the server runs as
+   * root): the thread folders, and what the server writes into them, are handed to it.
+   */
+  owner?: { uid: number; gid: number } | undefined;
 }
 
 interface AreaRoot {
@@ -74,6 +79,9 @@ export class SandboxPaths {
   readonly uploadsDir: string;
   readonly outputsDir: string;
   readonly skillsDir: string;
+  /** `<dataDir>/users/<user>` and every folder below it down to the three area roots, top first. */
+  private readonly chain: readonly string[];
+  private readonly owner: { uid: number; gid: number } | undefined;
   private readonly roots: readonly AreaRoot[];
   private realRoots = new Map<SandboxArea, string>();
 
@@ -90,6 +98,10 @@ export class SandboxPaths {
     this.uploadsDir = join(this.userDataDir, 'uploads');
     this.outputsDir = join(this.userDataDir, 'outputs');
     this.skillsDir = resolve(options.skillsDir);
+    this.owner = options.owner;
+    const userDir = resolve(options.dataDir, 'users', options.userId);
+    const threadsDir = join(userDir, 'threads');
+    this.chain = [userDir, threadsDir, join(threadsDir, options.threadId), this.userDataDir, this.workspaceDir, this.uploadsDir, this.outputsDir];
     // Longest virtual prefix first, so `/mnt/user-data/workspace` wins over `/mnt/user-data`.
     this.roots = [
       { area: 'workspace', virtualPath: `${VIRTUAL_USER_DATA}/workspace`, hostPath: this.workspaceDir, isWritable: true },
@@ -100,9 +112,21 @@ export class SandboxPaths {
     ];
   }
 
-  /** Creates the three thread folders (idempotent) and records real paths for output rewriting. */
+  /**
+   * Creates the three thread folders (idempotent), hands them to the sandbox user when there is
+   * one, and records real paths for output rewriting.
+   *
+   * @throws SandboxError when a thread folder or a parent up to `<dataDir>/users/<user>` is a
+   *   symlink or not a directory (see {@link assertRealFolders}).
+   */
   async ensure(): Promise<void> {
+    await this.assertRealFolders();
     for (const dir of [this.workspaceDir, this.uploadsDir, this.outputsDir]) await mkdir(dir, { recursive: true });
+    // Checked again: mkdir follows a symlink that appeared in between, and chown must never.
+    await this.assertRealFolders();
+    if (this.owner !== undefined) {
+      for (const dir of [this.workspaceDir, this.uploadsDir, this.outputsDir]) await lchown(dir, this.owner.uid, this.owner.gid);
+    }
     for (const root of this.roots) {
       try {
         this.realRoots.set(root.area, await realpath(root.hostPath));
@@ -110,6 +134,69 @@ export class SandboxPaths {
         this.realRoots.delete(root.area); // The skills folder may be absent.
       }
     }
+  }
+
+  /**
+   * Refuses when `<dataDir>/users/<user>`, `threads/`, the thread's folder, `user-data/` or one of
+   * `workspace/`, `uploads/`, `outputs/` is a symlink or not a directory (lstat, never followed):
+   * a shell that swapped `outputs/` for a link to `/etc` must not make the file tools, the
+   * delivery of presented files or a later sandbox's mounts serve the host. Missing folders pass
+   * (`ensure()` creates them). Checked on every call: a later turn must not inherit the link.
+   *
+   * @throws SandboxError naming the virtual folder, never the host path.
+   */
+  async assertRealFolders(): Promise<void> {
+    for (const [index, dir] of this.chain.entries()) {
+      let info: Awaited<ReturnType<typeof lstat>>;
+      try {
+        info = await lstat(dir);
+      } catch (error) {
+        if (isFsError(error, 'ENOENT')) return; // Nothing below a missing folder exists either.
+        throw new SandboxError('the thread folders cannot be checked', { cause: error });
+      }
+      if (info.isSymbolicLink() || !info.isDirectory()) {
+        const shown = index < 3 ? 'the thread folder' : this.virtualFolderOf(dir);
+        throw new SandboxError(`${shown} is not a real directory (it was replaced, e.g. by a symlink); refusing to use it`);
+      }
+    }
+  }
+
+  private virtualFolderOf(hostDir: string): string {
+    if (hostDir === this.userDataDir) return VIRTUAL_USER_DATA;
+    return `${VIRTUAL_USER_DATA}/${relative(this.userDataDir, hostDir)}`;
+  }
+
+  /**
+   * The host folders a sandbox mounts, checked to be real directories first; `skills` only when
+   * the skills folder exists (it is mounted read-only).
+   *
+   * @throws SandboxError as {@link assertRealFolders}.
+   */
+  async mounts(): Promise<{ workspace: string; uploads: string; outputs: string; skills?: string }> {
+    await this.assertRealFolders();
+    const skills = await realpath(this.skillsDir).catch(() => undefined);
+    return {
+      workspace: this.workspaceDir,
+      uploads: this.uploadsDir,
+      outputs: this.outputsDir,
+      ...(skills === undefined ? {} : { skills }),
+    };
+  }
+
+  /**
+   * Hands a file the server wrote inside the thread folders to the sandbox user (no-op without
+   * one), so the shell can change it later; with `createdFrom` (what `mkdir(…, { recursive })`
+   * returned), also the folders created from there down to the file. Never follows a symlink;
+   * a failure leaves the file as it is (the server can still use it).
+   */
+  async adopt(hostPath: string, createdFrom?: string): Promise<void> {
+    if (this.owner === undefined) return;
+    if (!hostPath.startsWith(`${this.userDataDir}${sep}`)) return;
+    const targets = [hostPath];
+    if (createdFrom?.startsWith(`${this.userDataDir}${sep}`)) {
+      for (let dir = dirname(hostPath); dir.startsWith(createdFrom); dir = dirname(dir)) targets.push(dir);
+    }
+    for (const target of targets) await lchown(target, this.owner.uid, this.owner.gid).catch(() => undefined);
   }
 
   /**
@@ -149,6 +236,7 @@ export class SandboxPaths {
       throw new SandboxError(`path ${shown} is outside the sandbox; ${ALLOWED_HINT}`);
     }
     if (options.write && !root.isWritable) throw new SandboxError(`path ${shown} is read-only`);
+    if (root.area !== 'skills') await this.assertRealFolders();
     const rootReal = await realpathOrNull(root.hostPath, shown);
     if (rootReal === null) throw new SandboxError(`path ${shown} does not exist`);
     const rest = normalized.slice(root.virtualPath.length).split('/').filter(Boolean);

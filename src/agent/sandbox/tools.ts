@@ -4,15 +4,19 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { DEFAULT_USER_ID } from '../../runtime/types.js';
-import { buildSandboxEnv, hostToVirtual, runBash } from './bash.js';
+import { type BashSandbox, hostToVirtual, runBash } from './bash.js';
+import { bubblewrapArgs, type SandboxUser, type SystemEntry } from './bubblewrap.js';
 import type { SandboxConfig } from './config.js';
-import { SandboxError, SandboxPaths, showPath } from './paths.js';
+import { buildSandboxEnv } from './environment.js';
+import { SandboxError, SandboxPaths, showPath, VIRTUAL_USER_DATA } from './paths.js';
 
 /** What one tool call runs against: the thread's folders and variables injected for this call only. */
 export interface SandboxContext {
   paths: SandboxPaths;
-  /** Added to the bash environment after scrubbing, e.g. `DEERFLOW_CHANNEL_USER_ID`. */
+  /** Added to the bash environment on purpose, e.g. `DEERFLOW_CHANNEL_USER_ID`. */
   perCallEnv: Record<string, string>;
+  /** The run's own network choice (an agent's `sandbox.network`); absent = `sandbox.network`. */
+  isNetworkEnabled?: boolean | undefined;
   /** Values never shown to the model: replaced by `***` wherever they appear in command output. */
   maskedValues?: readonly string[];
 }
@@ -21,13 +25,28 @@ export interface SandboxContext {
 export const SANDBOX_SECRETS_KEY = 'deerflow_sandbox_secrets';
 /** `configurable` key of the run's plain variables (`RunOptions.sandboxVariables`). */
 export const SANDBOX_VARIABLES_KEY = 'deerflow_sandbox_variables';
+/** `configurable` key of the run's network choice (boolean; an agent's `sandbox.network`). */
+export const SANDBOX_NETWORK_KEY = 'deerflow_sandbox_network';
+
+/** Everything a bash call needs to start in bubblewrap, fixed at start. */
+export interface BubblewrapSetup {
+  bwrapPath: string;
+  /** The sandbox user when the server runs as root. */
+  user?: SandboxUser | undefined;
+  /** From `systemLayout()`. */
+  system: readonly SystemEntry[];
+  /** Host paths to mask when a system folder holds them (data dir, config, repository). */
+  hidden?: readonly { path: string; isDirectory: boolean }[];
+}
 
 export interface SandboxToolsOptions {
   /** Builds the context from the run's config (`configurable.thread_id`, `configurable.user_id`); may throw. */
   resolveContext: (config: RunnableConfig) => SandboxContext;
   config: SandboxConfig;
-  /** Environment bash inherits before scrubbing; the composition root passes the process environment. */
+  /** The server's environment; only allow-listed names reach bash (`buildSandboxEnv`). */
   baseEnv: Record<string, string | undefined>;
+  /** Run every shell in bubblewrap; absent = unsandboxed (`sandbox.isolation: none`, or auto without bwrap). */
+  bubblewrap?: BubblewrapSetup | undefined;
 }
 
 /** Files bigger than this are refused by read_file and str_replace; bash (head, sed) can read parts. */
@@ -59,12 +78,20 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
     async ({ command }, runConfig) =>
       guard(runConfig, withContext, async (context) => {
         const { paths } = context;
+        const sandbox = await sandboxFor(context, options.bubblewrap, config);
         const result = await runBash(command, {
           cwd: paths.workspaceDir,
           timeoutMs: config.bash_timeout_seconds * 1000,
           maxOutputChars: config.max_output_chars,
-          env: buildSandboxEnv({ baseEnv: options.baseEnv, homeDir: paths.workspaceDir, perCallEnv: context.perCallEnv }),
+          env: buildSandboxEnv({
+            baseEnv: options.baseEnv,
+            homeDir: sandbox === undefined ? paths.workspaceDir : `${VIRTUAL_USER_DATA}/workspace`,
+            perCallEnv: context.perCallEnv,
+            isIsolated: sandbox !== undefined,
+            passNames: config.pass_env,
+          }),
           pathMapping: paths.mappings(),
+          sandbox,
         });
         const output = mask(result.output === '' ? '(no output)' : result.output, context.maskedValues);
         if (result.isTimedOut) {
@@ -127,8 +154,9 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
       guard(runConfig, withContext, async ({ paths }) => {
         const resolved = await paths.resolveVirtual(path, { write: true });
         await fsStep(resolved.virtualPath, async () => {
-          await mkdir(dirname(resolved.hostPath), { recursive: true });
+          const created = await mkdir(dirname(resolved.hostPath), { recursive: true });
           await (append === true ? appendFile : writeFile)(resolved.hostPath, content, 'utf8');
+          await paths.adopt(resolved.hostPath, created);
         });
         return 'OK';
       }),
@@ -212,6 +240,24 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
   );
 
   return [bash, ls, readFileTool, writeFileTool, strReplace, presentFiles];
+}
+
+/** The bubblewrap invocation of one call, its mounts checked now; undefined when unsandboxed. */
+async function sandboxFor(
+  context: SandboxContext,
+  setup: BubblewrapSetup | undefined,
+  config: SandboxConfig,
+): Promise<BashSandbox | undefined> {
+  if (setup === undefined) return undefined;
+  const args = bubblewrapArgs({
+    mounts: await context.paths.mounts(),
+    isNetworkEnabled: context.isNetworkEnabled ?? config.network,
+    system: setup.system,
+    user: setup.user,
+    readOnlyPaths: config.read_only_paths,
+    ...(setup.hidden === undefined ? {} : { hidden: setup.hidden }),
+  });
+  return { bwrapPath: setup.bwrapPath, args };
 }
 
 /** Replaces every secret value in `text` with `***` (a command may print its environment). */
@@ -317,13 +363,15 @@ const MAX_CHANNEL_USER_ID_CHARS = 256;
  * (`configurable.channel_user_id`), exported to bash as `DEERFLOW_CHANNEL_USER_ID` for that call:
  * in a group thread it tells the senders apart. It is informational, never proof of identity.
  * The run's variables (`SANDBOX_VARIABLES_KEY`) and secrets (`SANDBOX_SECRETS_KEY`) are exported
- * too, the secrets masked in the output.
+ * too, the secrets masked in the output; a boolean under `SANDBOX_NETWORK_KEY` sets the network.
  *
  * @throws SandboxError when the run has no thread id or an id has unsafe characters.
  */
 export function createContextResolver(options: {
   dataDir: string;
   skillsDir: string;
+  /** The sandbox user when the server runs as root (see `SandboxPathsOptions.owner`). */
+  owner?: SandboxUser | undefined;
 }): (config: RunnableConfig) => SandboxContext {
   return (config) => {
     const threadId = config.configurable?.thread_id;
@@ -331,13 +379,19 @@ export function createContextResolver(options: {
     const channelUserId = config.configurable?.channel_user_id;
     if (typeof threadId !== 'string') throw new SandboxError('the sandbox needs a thread; this run has none');
     if (typeof userId !== 'string') throw new SandboxError('invalid user id');
-    const paths = new SandboxPaths({ dataDir: options.dataDir, skillsDir: options.skillsDir, userId, threadId });
+    const paths = new SandboxPaths({ dataDir: options.dataDir, skillsDir: options.skillsDir, userId, threadId, owner: options.owner });
     const perCallEnv: Record<string, string> = {};
     if (typeof channelUserId === 'string' && channelUserId !== '' && channelUserId.length <= MAX_CHANNEL_USER_ID_CHARS) {
       perCallEnv.DEERFLOW_CHANNEL_USER_ID = channelUserId;
     }
     const variables = variablesOf(config.configurable?.[SANDBOX_VARIABLES_KEY]);
     const secrets = variablesOf(config.configurable?.[SANDBOX_SECRETS_KEY]);
-    return { paths, perCallEnv: { ...perCallEnv, ...variables, ...secrets }, maskedValues: Object.values(secrets) };
+    const network = config.configurable?.[SANDBOX_NETWORK_KEY];
+    return {
+      paths,
+      perCallEnv: { ...perCallEnv, ...variables, ...secrets },
+      maskedValues: Object.values(secrets),
+      ...(typeof network === 'boolean' ? { isNetworkEnabled: network } : {}),
+    };
   };
 }

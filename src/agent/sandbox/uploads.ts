@@ -80,7 +80,8 @@ async function assertRealUploadsDir(paths: SandboxPaths): Promise<void> {
  * Creates `name` (or `name_1`, `name_2`… when taken) in `dir` with exclusive create, so an
  * existing file or symlink there is never followed or overwritten. Returns the name used.
  */
-async function createUnique(dir: string, name: string, bytes: Uint8Array, claimed: Set<string>): Promise<string> {
+async function createUnique(paths: SandboxPaths, name: string, bytes: Uint8Array, claimed: Set<string>): Promise<string> {
+  const dir = paths.uploadsDir;
   for (let suffix = 0; suffix <= MAX_COLLISION_SUFFIX; suffix++) {
     const candidate = suffix === 0 ? name : withSuffix(name, suffix);
     if (claimed.has(candidate)) continue;
@@ -103,6 +104,7 @@ async function createUnique(dir: string, name: string, bytes: Uint8Array, claime
       await unlink(hostPath).catch(() => undefined);
       throw new SandboxError(`could not save upload '${candidate}'`, { cause: error });
     }
+    await paths.adopt(hostPath);
     return candidate;
   }
   throw new SandboxError(`could not save upload '${name}': too many files with that name`);
@@ -118,7 +120,8 @@ async function createUnique(dir: string, name: string, bytes: Uint8Array, claime
  * batch gets `_1`, `_2`… before its extension. Files are created exclusively (`wx`): an existing
  * file or symlink at the destination is neither followed nor overwritten.
  *
- * @throws SandboxError when the uploads folder is a symlink or not a directory, or a write fails
+ * @throws SandboxError when the uploads folder (or a thread folder above it) is a symlink or not a
+ *   directory, or a write fails
  *   (files saved before the failure stay). Messages never name host paths.
  */
 export async function saveUploads(paths: SandboxPaths, files: readonly UploadInput[]): Promise<UploadedFile[]> {
@@ -128,7 +131,7 @@ export async function saveUploads(paths: SandboxPaths, files: readonly UploadInp
   const saved: UploadedFile[] = [];
   for (const [index, file] of files.entries()) {
     const name = sanitizeFileName(file.name, fallbackName(index, file.isImage));
-    const filename = await createUnique(paths.uploadsDir, name, file.bytes, claimed);
+    const filename = await createUnique(paths, name, file.bytes, claimed);
     saved.push({
       filename,
       size: file.bytes.byteLength,

@@ -9,6 +9,9 @@ export const healthReportSchema = z.object({
   bus: z.object({ ok: z.boolean(), kind: z.enum(['in-process', 'redis']), error: z.string().optional() }),
   channels: z.record(z.string(), z.object({ running: z.boolean(), standby: z.boolean().optional(), reason: z.string().optional() })),
   model: z.object({ configured: z.boolean(), models: z.array(z.string()) }),
+  sandbox: z
+    .object({ isolation: z.enum(['bubblewrap', 'none']), isExplicit: z.boolean(), reason: z.string().optional() })
+    .optional(),
 });
 
 /** `GET /health`: the report with 200 when `ok`, 503 when not (so load balancers take us out). */

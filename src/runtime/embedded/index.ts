@@ -11,7 +11,8 @@ import { ChatModels } from '../../agent/models.js';
 import { type CompletedRun, LeadAgent, type PromptSources } from '../../agent/lead-agent.js';
 import { loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
-import { SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/tools.js';
+import { type AgentSandboxSettings, loadAgentSandboxSettings } from '../../agent/sandbox/agent-settings.js';
+import { SANDBOX_NETWORK_KEY, SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/tools.js';
 import type { Database } from '../../db/index.js';
 import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -270,6 +271,7 @@ class EmbeddedRuntime implements AgentRuntime {
     if (request.assistant_id !== LEAD_AGENT_ID) throw new NotFoundError('Assistant');
     const model = resolveModel(this.options.models, request);
     const soul = await this.soulFor(request);
+    const agentSandbox = await this.sandboxSettingsFor(request);
     const row = await this.store.admitRun({
       id: randomUUID(),
       threadId,
@@ -283,7 +285,7 @@ class EmbeddedRuntime implements AgentRuntime {
       if (signal.aborted) controller.abort();
       else signal.addEventListener('abort', () => controller.abort(), { once: true });
     }
-    const environment = { secrets: options.sandboxSecrets ?? {}, variables: options.sandboxVariables ?? {} };
+    const environment = { secrets: options.sandboxSecrets ?? {}, variables: options.sandboxVariables ?? {}, network: agentSandbox.network };
     const done = this.execute(run, request, { model, soul }, controller, mode, environment);
     this.active.set(run.run_id, { controller, done });
     void done.finally(() => this.active.delete(run.run_id));
@@ -296,7 +298,7 @@ class EmbeddedRuntime implements AgentRuntime {
     { model, soul }: { model: ModelConfig; soul: string },
     controller: AbortController,
     { sink, isBackground = false }: { sink?: EventChannel<StreamPart>; isBackground?: boolean },
-    sandbox: { secrets: Record<string, string>; variables: Record<string, string> },
+    sandbox: { secrets: Record<string, string>; variables: Record<string, string>; network: boolean | undefined },
   ): Promise<RunOutcome> {
     const ref = { id: run.run_id, threadId: run.thread_id };
     const lease = setInterval(() => {
@@ -332,6 +334,7 @@ class EmbeddedRuntime implements AgentRuntime {
           // An object, so LangGraph never copies it into checkpoint metadata (it copies primitives).
           [SANDBOX_SECRETS_KEY]: sandbox.secrets,
           [SANDBOX_VARIABLES_KEY]: sandbox.variables,
+          ...(sandbox.network === undefined ? {} : { [SANDBOX_NETWORK_KEY]: sandbox.network }),
           checkpoint_ns: '',
         },
         recursionLimit,
@@ -411,6 +414,13 @@ class EmbeddedRuntime implements AgentRuntime {
     if (name === undefined || name === null || name === '' || name === 'lead') return this.soul;
     if (typeof name !== 'string') throw new AppError('BAD_REQUEST', 'agent_name must be a string', { status: 400, userMessage: 'agent_name must be a string' });
     return loadCustomAgentSoul(this.options.agentsDir, name, this.soul);
+  }
+
+  /** A custom agent's `sandbox:` block (its network choice); `{}` for the default agent. Call after `soulFor` validated the name. */
+  private sandboxSettingsFor(request: RunRequest): Promise<AgentSandboxSettings> {
+    const name = request.context?.agent_name;
+    if (typeof name !== 'string' || name === '' || name === 'lead') return Promise.resolve({});
+    return loadAgentSandboxSettings(this.options.agentsDir, name);
   }
 
   private memoryStore(): MemoryStore {

@@ -121,7 +121,9 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
     const output = lastToolResult(model.requests[1] as FakeChatRequest);
     for (const secret of SECRET_VALUES) expect(output).not.toContain(secret);
     expect(output).not.toMatch(/^(OPENAI_API_KEY|GH_PAT|ADMIN_PASSWORD|DATABASE_URL)=/m);
-    expect(output).toContain('HARMLESS_SETTING=visible');
+    // Allow-list, not deny-list: a name nobody listed stays behind, however harmless it looks.
+    expect(output).not.toContain('HARMLESS_SETTING');
+    expect(output).toMatch(/^PATH=/m);
     expect(output).toContain('DEERFLOW_CHANNEL_USER_ID=100200300');
   });
 

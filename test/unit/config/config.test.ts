@@ -29,7 +29,16 @@ describe('loadConfig', () => {
     const path = fileURLToPath(new URL('../../../config.example.yaml', import.meta.url));
     const { config, warnings } = loadConfig({ path, env: { OPENAI_API_KEY: 'sk-x', TELEGRAM_BOT_TOKEN: '1:x' }, platforms });
     expect(warnings).toEqual([]);
-    expect(config.sandbox).toEqual({ bash_access: 'trusted', bash_timeout_seconds: 600, max_output_chars: 20_000, max_read_chars: 100_000 });
+    expect(config.sandbox).toEqual({
+      bash_access: 'trusted',
+      isolation: 'auto',
+      network: true,
+      pass_env: [],
+      read_only_paths: [],
+      bash_timeout_seconds: 600,
+      max_output_chars: 20_000,
+      max_read_chars: 100_000,
+    });
     expect(config.memory).toMatchObject({ enabled: true, debounce_seconds: 30, max_facts: 100, fact_confidence_threshold: 0.7 });
     expect(config.goals).toEqual({ enabled: true, max_continuations: 8 });
   });

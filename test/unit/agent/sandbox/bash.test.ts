@@ -2,13 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildSandboxEnv,
-  hostToVirtual,
-  runBash,
-  scrubEnvironment,
-  virtualToHost,
-} from '../../../../src/agent/sandbox/bash.js';
+import { hostToVirtual, runBash, virtualToHost } from '../../../../src/agent/sandbox/bash.js';
+import { buildSandboxEnv } from '../../../../src/agent/sandbox/environment.js';
 import { SandboxPaths } from '../../../../src/agent/sandbox/paths.js';
 
 let paths: SandboxPaths;
@@ -36,6 +31,7 @@ const baseEnv = {
   NPM_AUTH: 'leak10',
   SMTP_PASS: 'leak11',
   PASSENGER_COUNT: '3',
+  BOT_CREDS: 'leak12',
   UNSET: undefined,
 };
 
@@ -44,7 +40,7 @@ function run(command: string, overrides: Partial<Parameters<typeof runBash>[1]> 
     cwd: paths.workspaceDir,
     timeoutMs: 10_000,
     maxOutputChars: 2_000,
-    env: buildSandboxEnv({ baseEnv, homeDir: paths.workspaceDir, perCallEnv: { DEERFLOW_CHANNEL_USER_ID: 'user-42' } }),
+    env: buildSandboxEnv({ baseEnv, homeDir: paths.workspaceDir, perCallEnv: { DEERFLOW_CHANNEL_USER_ID: 'user-42' }, isIsolated: false }),
     pathMapping: paths.mappings(),
     ...overrides,
   });
@@ -84,22 +80,6 @@ function liveGroupMembers(pgid: number): string[] {
     });
 }
 
-describe('scrubEnvironment', () => {
-  it('drops secret-looking names and credentialed URLs, keeps the rest', () => {
-    expect(scrubEnvironment(baseEnv)).toEqual({
-      PATH: process.env.PATH,
-      LANG: 'C.UTF-8',
-      DOCS_URL: 'https://example.com/docs',
-      PASSENGER_COUNT: '3',
-    });
-  });
-
-  it('lets per-call variables through and points HOME at the workspace', () => {
-    const env = buildSandboxEnv({ baseEnv: { HOME: '/root' }, homeDir: '/ws', perCallEnv: { GITHUB_TOKEN: 'per-call' } });
-    expect(env).toEqual({ HOME: '/ws', GITHUB_TOKEN: 'per-call' });
-  });
-});
-
 describe('path rewriting', () => {
   it('maps virtual prefixes in a command to host folders at segment boundaries only', () => {
     const mapping = [
@@ -113,11 +93,12 @@ describe('path rewriting', () => {
   });
 });
 
+/** Unsandboxed (`sandbox.isolation: none`); the bubblewrap path is test/integration/sandbox/. */
 describe('runBash', () => {
-  it('runs with a scrubbed environment where PATH still works and per-call variables are visible', async () => {
+  it('runs with an allow-listed environment where PATH still works and per-call variables are visible', async () => {
     const result = await run('env; echo "which=$(command -v ls)"');
     expect(result).toMatchObject({ exitCode: 0, isTimedOut: false });
-    for (const leak of ['leak', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'DATABASE_URL', 'MY_SECRET', 'DB_PASSWORD']) {
+    for (const leak of ['leak', 'OPENAI_API_KEY', 'GITHUB_TOKEN', 'DATABASE_URL', 'MY_SECRET', 'DB_PASSWORD', 'BOT_CREDS', 'DOCS_URL']) {
       expect(result.output).not.toContain(leak);
     }
     expect(result.output).toContain('DEERFLOW_CHANNEL_USER_ID=user-42');

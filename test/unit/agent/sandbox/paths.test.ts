@@ -31,12 +31,18 @@ describe('sandboxConfigSchema', () => {
   it('fills every default from an absent section and rejects unknown keys', () => {
     expect(sandboxConfigSchema.parse(undefined)).toEqual({
       bash_access: 'trusted',
+      isolation: 'auto',
+      network: true,
+      pass_env: [],
+      read_only_paths: [],
       bash_timeout_seconds: 600,
       max_output_chars: 20_000,
       max_read_chars: 100_000,
     });
     expect(sandboxConfigSchema.safeParse({ bash_timeout: 5 }).success).toBe(false);
     expect(sandboxConfigSchema.safeParse({ bash_timeout_seconds: 0 }).success).toBe(false);
+    expect(sandboxConfigSchema.safeParse({ isolation: 'docker' }).success).toBe(false);
+    expect(sandboxConfigSchema.safeParse({ network: 'off' }).success).toBe(false);
   });
 });
 

@@ -28,4 +28,15 @@ describe('GET /health', () => {
     expect(response.statusCode).toBe(503);
     expect(response.json()).toEqual(down);
   });
+
+  it('reports how shells are isolated, and why not when they are not', async () => {
+    const unsandboxed: HealthReport = {
+      ...healthyReport,
+      sandbox: { isolation: 'none', isExplicit: false, reason: 'bwrap was not found (install the bubblewrap package)' },
+    };
+    ({ app } = await buildTestApp({ health: async () => unsandboxed }));
+    const response = await app.inject({ method: 'GET', url: '/health' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().sandbox).toEqual(unsandboxed.sandbox);
+  });
 });
