@@ -19,3 +19,13 @@ export const webhookRoutes: FastifyPluginAsync<{ channels: ChannelRoutes[] }> = 
   if (bad.length > 0) throw new ConfigError(bad);
   for (const { name, routes } of channels) await app.register(routes, { prefix: `/${name}` });
 };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route authenticates its caller itself (a webhook checks its platform's signature), so
+     * the gateway's key check must let it through. Read by the gateway's auth hook.
+     */
+    isPublic?: boolean;
+  }
+}
