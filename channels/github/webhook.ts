@@ -5,8 +5,10 @@ import type { WebhookDeliveries } from '../../src/channel/types.js';
 import { errorResponses } from '../../src/gateway/error-handler.js';
 import { type ZodTypeProvider, zodSerializerCompiler, zodValidatorCompiler } from '../../src/gateway/validation.js';
 import type { Logger } from '../../src/logger.js';
+import { logMalformedEvent } from '../malformed-event.js';
 import { isGitHubEvent } from './bindings.js';
 import type { GitHubConfig } from './config.js';
+import { githubPayloadSchemas } from './schemas.js';
 import {
   contentLengthOf,
   GITHUB_WEBHOOK_BODY_LIMIT_BYTES,
@@ -43,7 +45,7 @@ const webhookReplySchema = z.object({
   event: z.string(),
   delivery: z.string().nullable(),
   handled: z.boolean(),
-  dispatch: z.union([dispatchSummarySchema, z.object({ skipped: z.literal('channel_disabled') }), z.null()]),
+  dispatch: z.union([dispatchSummarySchema, z.object({ skipped: z.enum(['channel_disabled', 'malformed_payload']) }), z.null()]),
   duplicate: z.literal(true).optional(),
 });
 /** The 200 body of `POST /api/webhooks/github`. */
@@ -77,7 +79,8 @@ interface Delivery {
  * present and well-formed (401) → `X-GitHub-Event` (400) → `application/json` (415) → a slot for
  * a body over 1 MB or of unknown length (503 + `Retry-After` when all 4 are taken). The body is
  * then hashed as it streams and the signature compared in constant time (401), then: JSON (400)
- * → known event → kill switch → duplicate `X-GitHub-Delivery` → dispatch (503 when it throws).
+ * → known event → its payload's shape (`schemas.ts`; a malformed one is answered 200
+ * `dispatch: {skipped: 'malformed_payload'}` with one warning) → kill switch → duplicate `X-GitHub-Delivery` → dispatch (503 when it throws).
  * Every accepted delivery gets 200 `{ok, event, delivery, handled, dispatch}` well within
  * GitHub's 10 s, since `dispatch` only enqueues. The route declares itself public
  * (`config.isPublic`): GitHub authenticates with the signature, not a key.
@@ -128,6 +131,12 @@ export function githubWebhookRoutes(deps: GitHubWebhookDeps): FastifyPluginAsync
         if (!isGitHubEvent(event)) {
           deps.logger.info({ reqId: request.id, event, delivery: deliveryId }, 'github delivery ignored: unhandled event');
           return { ...base, handled: false, dispatch: null };
+        }
+        const shape = githubPayloadSchemas[event].safeParse(checked.payload);
+        if (!shape.success) {
+          // Signed, so GitHub sent it: answered 200 (a redelivery would not fix it), never fanned out.
+          logMalformedEvent(deps.logger, 'github', event, shape.error);
+          return { ...base, handled: true, dispatch: { skipped: 'malformed_payload' as const } };
         }
         if (!deps.isEnabled()) {
           deps.logger.info({ reqId: request.id, event, delivery: deliveryId }, 'github delivery skipped: channel disabled');

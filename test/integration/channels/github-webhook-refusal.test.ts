@@ -140,7 +140,7 @@ describe('GitHub webhook refuses before reading the body', () => {
   it('still answers a genuine signed delivery on the same server after refusals', async () => {
     const { port, dispatched } = await listen();
     await postPartially(port, GITHUB_HEADERS);
-    const body = JSON.stringify({ action: 'opened', repository: { full_name: 'o/r' } });
+    const body = JSON.stringify({ action: 'opened', repository: { full_name: 'o/r' }, issue: { number: 1, title: 't', body: null, user: { login: 'a' } } });
     const signature = await new Webhooks({ secret: SECRET }).sign(body);
     const status = await new Promise<number>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path: PATH, method: 'POST', headers: { ...GITHUB_HEADERS, 'x-hub-signature-256': signature } }, (res) => {
