@@ -125,7 +125,7 @@ function logOnlyEgress(logger: Logger): ChannelEgress {
  * Each token is minted for the event's one repository: the run's with the agent's permissions
  * (`token_permissions`, else {@link RUN_TOKEN_PERMISSIONS}), the reaction's with only what a
  * reaction needs. The run's token goes to that run's sandbox secrets and nowhere else (not
- * `process.env`, not a log line, not another run's environment).
+ * the server's own environment, not a log line, not another run's environment).
  */
 function runHooks(config: GitHubConfig, tokens: InstallationTokens | undefined, logger: Logger): ChannelRunHooks {
   const tokenFor = async (message: InboundMessage, permissions: TokenScope['permissions'] | undefined): Promise<string | undefined> => {
