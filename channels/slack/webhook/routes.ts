@@ -1,6 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { verifySlackSignature } from './verify.js';
+import { checkSlackHeaders, verifySlackSignature } from './verify.js';
 
 /** Hands a verified Events API body to ingress; false when ingress is not running (Slack retries later). */
 export type EventDispatcher = (body: unknown, retry: { retryNum?: number; retryReason?: string }) => boolean;
@@ -35,7 +35,21 @@ export function createSlackRoutes(options: SlackRoutesOptions): FastifyPluginAsy
     app.addContentTypeParser(['application/json', 'application/x-www-form-urlencoded'], { parseAs: 'string' }, (_req, body, done) => {
       done(null, body);
     });
-    app.post('/', { config: { isPublic: true } }, async (request, reply) => {
+    // Unsigned or stale requests are answered from their headers, before the body is read, and
+    // the connection closed: nobody without the signing secret gets the server to buffer a byte.
+    const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+      const signature = request.headers['x-slack-signature'];
+      const timestamp = request.headers['x-slack-request-timestamp'];
+      const checked = checkSlackHeaders({
+        signature: typeof signature === 'string' ? signature : undefined,
+        timestamp: typeof timestamp === 'string' ? timestamp : undefined,
+        nowMs: options.now(),
+      });
+      if (checked.isValid) return;
+      request.log.info({ reason: checked.reason }, 'Slack webhook refused before reading');
+      return reply.code(401).header('connection', 'close').send(UNAUTHORIZED);
+    };
+    app.post('/', { config: { isPublic: true }, onRequest }, async (request, reply) => {
       const headers = headersSchema.parse(request.headers);
       const rawBody = typeof request.body === 'string' ? request.body : '';
       const verified = verifySlackSignature({
