@@ -20,7 +20,12 @@ export const GITHUB_WEBHOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
 export const GITHUB_WEBHOOK_LARGE_BODY_BYTES = 1024 * 1024;
 /** Large bodies read at once; with the limit above, at most 100 MB of webhook bodies are ever held. */
 export const GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT = 4;
-/** `Retry-After` of a 503 for a large body while every slot is taken. */
+/**
+ * Bytes of bodies up to 1 MB read at once, by their `Content-Length`: a flood of small posts under
+ * made-up signatures cannot add up either. 64 MiB is some 3,800 typical 17 KiB deliveries in flight.
+ */
+export const GITHUB_WEBHOOK_SMALL_BODIES_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
+/** `Retry-After` of a 503 for a body while its budget is used up. */
 export const GITHUB_WEBHOOK_BUSY_RETRY_AFTER_SECONDS = 5;
 
 /** The texts callers read, exactly as reference §7.1 words them where it does (config keys are ours). */
@@ -32,7 +37,7 @@ export const githubWebhookMessages = {
   invalidJson: 'Invalid JSON body',
   unsupportedMediaType: "Unsupported content type; send 'application/json'.",
   bodyTooLarge: 'Request body is too large.',
-  busy: 'Too many large webhook bodies in flight; retry later.',
+  busy: 'Too many webhook bodies in flight; retry later.',
   /** Names the error class only: a fan-out error's message may quote the payload. */
   fanOutFailed: (deliveryId: string | undefined, errorName: string) => `fan-out failed for delivery '${deliveryId ?? ''}': ${errorName}`,
 } as const;
@@ -85,28 +90,29 @@ export function refuseBeforeReading(headers: IncomingHttpHeaders, options: { has
 }
 
 /**
- * A counting semaphore without a queue: a large body either gets a slot now or its sender is told
- * to come back (GitHub redelivers on request; an attacker gets nothing held).
+ * A counting semaphore without a queue: a body either gets its share now or its sender is told to
+ * come back (GitHub redelivers on request; an attacker gets nothing held). Counts bodies (the
+ * large-body slots) or bytes (the small-body budget).
  */
-export class LargeBodySlots {
+export class InFlightBudget {
   private taken = 0;
 
-  constructor(readonly capacity: number = GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT) {}
+  constructor(readonly capacity: number) {}
 
-  /** Slots in use now. */
+  /** Units in use now. */
   get inUse(): number {
     return this.taken;
   }
 
-  /** A release function (idempotent), or undefined when every slot is taken. */
-  tryAcquire(): (() => void) | undefined {
-    if (this.taken >= this.capacity) return undefined;
-    this.taken++;
+  /** A release function (idempotent), or undefined when `amount` more would exceed the capacity. */
+  tryAcquire(amount = 1): (() => void) | undefined {
+    if (this.taken + amount > this.capacity) return undefined;
+    this.taken += amount;
     let isReleased = false;
     return () => {
       if (isReleased) return;
       isReleased = true;
-      this.taken--;
+      this.taken -= amount;
     };
   }
 }

@@ -16,7 +16,9 @@ import {
   GITHUB_WEBHOOK_LARGE_BODY_BYTES,
   githubWebhookMessages,
   headerOf,
-  LargeBodySlots,
+  GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT,
+  GITHUB_WEBHOOK_SMALL_BODIES_IN_FLIGHT_BYTES,
+  InFlightBudget,
   type ReadBody,
   type Rejection,
   readSignedBody,
@@ -60,8 +62,10 @@ export interface GitHubWebhookDeps {
   isEnabled: () => boolean;
   /** Gets event names, delivery ids, sizes and outcomes; never payload text, signatures or secrets. */
   logger: Logger;
-  /** Large bodies read at once, shared by every request of this route. Default: 4 slots. */
-  largeBodies?: LargeBodySlots;
+  /** Bodies over 1 MB (or of unknown length) read at once, counted in bodies. Default: 4. */
+  largeBodies?: InFlightBudget;
+  /** Bytes of bodies up to 1 MB read at once, by `Content-Length`. Default: 64 MiB. */
+  smallBodies?: InFlightBudget;
 }
 
 /** A checked request, ready for the fan-out. */
@@ -77,7 +81,8 @@ interface Delivery {
  * closed (`Connection: close`) so nobody gets to stream the rest: size over
  * {@link GITHUB_WEBHOOK_BODY_LIMIT_BYTES} (413) → secret configured (503) → `X-Hub-Signature-256`
  * present and well-formed (401) → `X-GitHub-Event` (400) → `application/json` (415) → a slot for
- * a body over 1 MB or of unknown length (503 + `Retry-After` when all 4 are taken). The body is
+ * a body over 1 MB or of unknown length (503 + `Retry-After` when all 4 are taken), or a share
+ * of the 64 MiB budget of smaller bodies, by `Content-Length` (503 + `Retry-After` when spent). The body is
  * then hashed as it streams and the signature compared in constant time (401), then: JSON (400)
  * → known event → its payload's shape (`schemas.ts`; a malformed one is answered 200
  * `dispatch: {skipped: 'malformed_payload'}` with one warning) → kill switch → duplicate `X-GitHub-Delivery` → dispatch (503 when it throws).
@@ -87,7 +92,8 @@ interface Delivery {
  */
 export function githubWebhookRoutes(deps: GitHubWebhookDeps): FastifyPluginAsync {
   const secret = deps.config.webhook_secret;
-  const largeBodies = deps.largeBodies ?? new LargeBodySlots();
+  const largeBodies = deps.largeBodies ?? new InFlightBudget(GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT);
+  const smallBodies = deps.smallBodies ?? new InFlightBudget(GITHUB_WEBHOOK_SMALL_BODIES_IN_FLIGHT_BYTES);
   return async (instance) => {
     const app = instance.withTypeProvider<ZodTypeProvider>();
     // Inside this context only: the plugin works under buildApp and on a bare Fastify alike.
@@ -111,15 +117,15 @@ export function githubWebhookRoutes(deps: GitHubWebhookDeps): FastifyPluginAsync
             return reject(reply, { ...refused, isClosing: true });
           }
           const length = contentLengthOf(request.headers);
-          if (length !== undefined && length <= GITHUB_WEBHOOK_LARGE_BODY_BYTES) return;
-          const release = largeBodies.tryAcquire();
+          const isLarge = length === undefined || length > GITHUB_WEBHOOK_LARGE_BODY_BYTES;
+          const release = isLarge ? largeBodies.tryAcquire() : smallBodies.tryAcquire(length);
           if (!release) {
-            deps.logger.warn({ reqId: request.id, bytes: length, inFlight: largeBodies.inUse }, 'github delivery refused: too many large bodies in flight');
+            deps.logger.warn({ reqId: request.id, bytes: length, isLarge }, 'github delivery refused: too many bodies in flight');
             return reject(reply, { ...rejection(503, 'CHANNEL_UNAVAILABLE', githubWebhookMessages.busy), retryAfterSeconds: GITHUB_WEBHOOK_BUSY_RETRY_AFTER_SECONDS, isClosing: true });
           }
           // 'close' comes once the answer is sent or the client is gone, whichever is first.
           reply.raw.once('close', release);
-          deps.logger.debug({ reqId: request.id, bytes: length, inFlight: largeBodies.inUse }, 'github delivery: reading a large body');
+          if (isLarge) deps.logger.debug({ reqId: request.id, bytes: length, inFlight: largeBodies.inUse }, 'github delivery: reading a large body');
         },
       },
       async (request, reply) => {

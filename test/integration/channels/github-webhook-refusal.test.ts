@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { githubConfigSchema } from '../../../channels/github/config.js';
 import { type DispatchSummary, GITHUB_WEBHOOK_BODY_LIMIT_BYTES, githubWebhookRoutes } from '../../../channels/github/webhook.js';
-import { GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT } from '../../../channels/github/webhook-gate.js';
+import { GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT, InFlightBudget } from '../../../channels/github/webhook-gate.js';
 import type { WebhookDeliveries } from '../../../src/channel/types.js';
 import { createLogger } from '../../../src/logger.js';
 import { Waiters } from '../../fakes/waiters.js';
@@ -36,7 +36,7 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function listen(config: Record<string, unknown> = { webhook_secret: SECRET }) {
+async function listen(config: Record<string, unknown> = { webhook_secret: SECRET }, budgets: { smallBodies?: InFlightBudget } = {}) {
   const logs: LogLines = [];
   const waiters = new Waiters('github webhook logs');
   const logger = createLogger({
@@ -59,6 +59,7 @@ async function listen(config: Record<string, unknown> = { webhook_secret: SECRET
     },
     isEnabled: () => true,
     logger,
+    ...budgets,
   });
   const { app } = await buildTestApp({ channelRoutes: [{ name: 'github', routes }] });
   apps.push(app);
@@ -177,6 +178,30 @@ describe('GitHub webhook limits large bodies in flight', () => {
       expect(await next.answer).toBe(401);
     } finally {
       for (const s of stalled) s.destroy();
+    }
+  });
+});
+
+describe('GitHub webhook limits the bytes of small bodies in flight', () => {
+  it('answers 503 once the small-body budget is spent, and reads again once it is free', async () => {
+    const smallBodies = new InFlightBudget(200 * 1024);
+    const budget = new Waiters('small-body budget', { pollMs: 5 });
+    const { port } = await listen(undefined, { smallBodies });
+    const headers = { ...GITHUB_HEADERS, 'x-hub-signature-256': SIGNATURE };
+    const stalled = openStalled(port, headers, 150 * 1024);
+    try {
+      await budget.waitFor(() => smallBodies.inUse === 150 * 1024);
+      const refused = await postPartially(port, headers, 100 * 1024);
+      expect(refused.status).toBe(503);
+      expect(refused.retryAfter).toBe('5');
+      stalled.finish();
+      expect(await stalled.answer).toBe(401);
+      await budget.waitFor(() => smallBodies.inUse === 0);
+      const next = openStalled(port, headers, 100 * 1024);
+      next.finish();
+      expect(await next.answer).toBe(401);
+    } finally {
+      stalled.destroy();
     }
   });
 });
