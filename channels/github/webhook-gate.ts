@@ -38,6 +38,7 @@ export const githubWebhookMessages = {
   unsupportedMediaType: "Unsupported content type; send 'application/json'.",
   bodyTooLarge: 'Request body is too large.',
   busy: 'Too many webhook bodies in flight; retry later.',
+  bodyCut: 'Request body ended before its Content-Length.',
   /** Names the error class only: a fan-out error's message may quote the payload. */
   fanOutFailed: (deliveryId: string | undefined, errorName: string) => `fan-out failed for delivery '${deliveryId ?? ''}': ${errorName}`,
 } as const;
@@ -126,10 +127,10 @@ export type ReadBody = { kind: 'body'; raw: Buffer } | { kind: 'rejected'; rejec
  * `signature` (`sha256=<hex>`) in constant time; on a mismatch the bytes are dropped at once and
  * the answer is 401. Without a secret (allow_unverified) the bytes are kept unchecked. An empty
  * body never carries a valid signature (GitHub never sends one).
- * Rejects only when the stream fails or the client goes away before the end.
+ * A body cut short (the client went away) resolves as a 400. Never rejects.
  */
 export function readSignedBody(payload: Readable, secret: string | undefined, signature: string | undefined): Promise<ReadBody> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const hmac = secret === undefined ? undefined : createHmac('sha256', secret);
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -163,8 +164,13 @@ export function readSignedBody(payload: Readable, secret: string | undefined, si
         resolve({ kind: 'body', raw: Buffer.concat(chunks, bytes) });
       }),
     );
-    payload.once('error', (error) => settle(() => reject(error)));
-    payload.once('close', () => settle(() => reject(new Error('webhook body ended before its end'))));
+    // A client that goes away mid-body is no server error: answered (to nobody) as a bad request.
+    const cut = (): void => {
+      chunks.length = 0;
+      settle(() => resolve({ kind: 'rejected', rejection: rejection(400, 'BAD_REQUEST', githubWebhookMessages.bodyCut), bytes }));
+    };
+    payload.once('error', cut);
+    payload.once('close', cut);
   });
 }
 

@@ -36,7 +36,7 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
 
-async function listen(config: Record<string, unknown> = { webhook_secret: SECRET }, budgets: { smallBodies?: InFlightBudget } = {}) {
+async function listen(config: Record<string, unknown> = { webhook_secret: SECRET }, budgets: { smallBodies?: InFlightBudget; largeBodies?: InFlightBudget } = {}) {
   const logs: LogLines = [];
   const waiters = new Waiters('github webhook logs');
   const logger = createLogger({
@@ -61,10 +61,10 @@ async function listen(config: Record<string, unknown> = { webhook_secret: SECRET
     logger,
     ...budgets,
   });
-  const { app } = await buildTestApp({ channelRoutes: [{ name: 'github', routes }] });
+  const { app, logs: appLogs } = await buildTestApp({ channelRoutes: [{ name: 'github', routes }] });
   apps.push(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
-  return { port: (app.server.address() as AddressInfo).port, dispatched, logs, waiters };
+  return { port: (app.server.address() as AddressInfo).port, dispatched, logs, appLogs, waiters };
 }
 
 interface Partial {
@@ -179,6 +179,20 @@ describe('GitHub webhook limits large bodies in flight', () => {
     } finally {
       for (const s of stalled) s.destroy();
     }
+  });
+});
+
+describe('GitHub webhook and clients that go away', () => {
+  it('frees the slot of a client that drops mid-body and logs no error', async () => {
+    const largeBodies = new InFlightBudget(GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT);
+    const slots = new Waiters('large-body slots', { pollMs: 5 });
+    const { port, logs, appLogs } = await listen(undefined, { largeBodies });
+    const dropped = openStalled(port, { ...GITHUB_HEADERS, 'x-hub-signature-256': SIGNATURE }, 2 * 1024 * 1024);
+    dropped.answer.catch(() => undefined);
+    await slots.waitFor(() => largeBodies.inUse === 1);
+    dropped.destroy();
+    await slots.waitFor(() => largeBodies.inUse === 0);
+    expect([...logs, ...appLogs].filter((line) => typeof line.level === 'number' && line.level >= 50)).toEqual([]);
   });
 });
 
