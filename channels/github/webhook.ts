@@ -81,12 +81,12 @@ interface Delivery {
  * closed (`Connection: close`) so nobody gets to stream the rest: size over
  * {@link GITHUB_WEBHOOK_BODY_LIMIT_BYTES} (413) → secret configured (503) → `X-Hub-Signature-256`
  * present and well-formed (401) → `X-GitHub-Event` (400) → `application/json` (415) → a slot for
- * a body over 1 MB or of unknown length (503 + `Retry-After` when all 4 are taken), or a share
- * of the 64 MiB budget of smaller bodies, by `Content-Length` (503 + `Retry-After` when spent). The body is
- * then hashed as it streams and the signature compared in constant time (401), then: JSON (400)
- * → known event → its payload's shape (`schemas.ts`; a malformed one is answered 200
- * `dispatch: {skipped: 'malformed_payload'}` with one warning) → kill switch → duplicate `X-GitHub-Delivery` → dispatch (503 when it throws).
- * Every accepted delivery gets 200 `{ok, event, delivery, handled, dispatch}` well within
+ * a body over 1 MB or of unknown length (503 + `Retry-After` when all 4 are taken), or a share of
+ * the 64 MiB budget of smaller bodies, by `Content-Length` (503 + `Retry-After` when spent). The
+ * body is then hashed as it streams and the signature compared in constant time (401), then:
+ * JSON (400) → known event → its payload's shape (`schemas.ts`; a malformed one is answered 200
+ * `dispatch: {skipped: 'malformed_payload'}` with one warning) → kill switch → duplicate
+ * `X-GitHub-Delivery` → dispatch (503 when it throws). Every accepted delivery gets 200 `{ok, event, delivery, handled, dispatch}` well within
  * GitHub's 10 s, since `dispatch` only enqueues. The route declares itself public
  * (`config.isPublic`): GitHub authenticates with the signature, not a key.
  */
