@@ -6,7 +6,9 @@ import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { CardApi } from './card.js';
 import { WORKING_TEXT } from './limits.js';
-import { type ParsedRobotMessage, parseRobotMessage, type RobotMessage, stripLeadingMentions } from './parse.js';
+import { type ParsedRobotMessage, parseRobotMessage, stripLeadingMentions } from './parse.js';
+import { robotMessageSchema } from './schemas.js';
+import { logMalformedEvent } from '../malformed-event.js';
 import type { RobotSender, SessionWebhooks } from './sender.js';
 import { StreamConnection } from './stream.js';
 
@@ -80,13 +82,19 @@ export class DingTalkIngress {
 
   private async handle(frame: DWClientDownStream): Promise<void> {
     const ack = () => this.connection.ack(frame.headers.messageId);
-    let raw: RobotMessage;
+    let data: unknown;
     try {
-      raw = JSON.parse(frame.data) as RobotMessage;
+      data = JSON.parse(frame.data);
     } catch {
       this.options.logger.warn('DingTalk robot message with unreadable data; dropped');
       return ack();
     }
+    const checked = robotMessageSchema.safeParse(data);
+    if (!checked.success) {
+      logMalformedEvent(this.options.logger, 'dingtalk', 'robot_message', checked.error);
+      return ack();
+    }
+    const raw = checked.data;
     const message = parseRobotMessage(raw);
     if (message === undefined) {
       this.options.logger.debug({ msgtype: raw.msgtype }, 'DingTalk robot message without usable content; dropped');

@@ -5,6 +5,8 @@ import { settledWithin } from '../../src/time.js';
 import type { DiscordApi } from './api.js';
 import { gatewayCloseError, toChannelError } from './errors.js';
 import { discordInboundFiles } from './files.js';
+import { logMalformedEvent } from '../malformed-event.js';
+import { discordMessageCreateSchema } from './schemas.js';
 import { decideMessage, type MessageFacts, type Route, type RoutingContext } from './routing.js';
 import type { ThreadMap } from './threads.js';
 import type { TypingIndicators } from './typing.js';
@@ -50,6 +52,7 @@ export class DiscordIngress {
   /** Listens to a new client's gateway events. */
   private listen(client: Client): void {
     const { deps } = this.options;
+    this.guardPackets(client);
     client.on(Events.MessageCreate, (message) => this.receive(message));
     client.on(Events.ShardResume, (_id, replayed) => deps.logger.info({ replayed }, 'Discord gateway resumed'));
     client.on(Events.ShardReconnecting, () => deps.logger.info('Discord gateway reconnecting'));
@@ -64,6 +67,28 @@ export class DiscordIngress {
       deps.logger.error({ err: describeError(error) }, 'Discord gateway closed for good');
     });
     client.on(Events.Error, (error) => deps.logger.error({ err: describeError(toChannelError(error)) }, 'Discord client error'));
+  }
+
+  /**
+   * discord.js 14 builds its `Message` from a MESSAGE_CREATE payload without checking it, inside
+   * its packet handler (`WebSocketManager.handlePacket`): a malformed one throws where nobody can
+   * catch it. Its handler is put behind our schema; a malformed message is dropped with one warning.
+   */
+  private guardPackets(client: Client): void {
+    const manager = client.ws as unknown as { handlePacket(packet: unknown, shard: unknown): boolean };
+    const handlePacket = manager.handlePacket.bind(manager);
+    manager.handlePacket = (packet, shard) => {
+      const dispatch = packet as { t?: unknown; d?: unknown } | undefined;
+      if (dispatch?.t === 'MESSAGE_CREATE') {
+        const checked = discordMessageCreateSchema.safeParse(dispatch.d);
+        if (!checked.success) {
+          logMalformedEvent(this.options.deps.logger, 'discord', 'MESSAGE_CREATE', checked.error);
+          // Still drain the packets discord.js queued before READY.
+          return handlePacket(undefined, shard);
+        }
+      }
+      return handlePacket(packet, shard);
+    };
   }
 
   status(): ChannelStatus {

@@ -79,6 +79,7 @@ export function createFeishuChannel(config: FeishuConfig, deps: ChannelDeps): Ch
             now: deps.now,
             windowMs: FEISHU_LIMITS.callbackWindowMs,
             dispatch: (event) => ingress.dispatch(event),
+            logger,
           }),
         }
       : {}),

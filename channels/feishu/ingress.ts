@@ -10,27 +10,13 @@ import type { CardRegistry } from './cards.js';
 import { FEISHU_REACTIONS } from './egress.js';
 import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
 import { encodeFileRef } from './files.js';
-import { type FeishuMention, parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
+import { parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
+import { type FeishuMessageEvent, feishuMessageEventSchema } from './schemas.js';
+import { logMalformedEvent } from '../malformed-event.js';
 import { sourcePreview, withSourcePreview } from './render.js';
 import type { GroupTopics } from './topics.js';
 
-/** `im.message.receive_v1` as the EventDispatcher hands it over (flattened schema 2.0). */
-export interface FeishuMessageEvent {
-  event_id?: string;
-  token?: string;
-  sender?: { sender_id?: { open_id?: string }; sender_type?: string };
-  message?: {
-    message_id?: string;
-    root_id?: string;
-    parent_id?: string;
-    thread_id?: string;
-    chat_id?: string;
-    chat_type?: string;
-    message_type?: string;
-    content?: string;
-    mentions?: FeishuMention[];
-  };
-}
+export type { FeishuMessageEvent } from './schemas.js';
 
 export interface FeishuIngressOptions {
   api: FeishuApi;
@@ -176,10 +162,19 @@ export class FeishuIngress {
     this.state = { running: false, reason: 'stopped' };
   }
 
-  /** Queues one event; false when not running (HTTP answers 503 so Feishu retries). Never throws. */
-  dispatch(event: FeishuMessageEvent): boolean {
+  /**
+   * Queues one `im.message.receive_v1` event once it has the shape we read; a malformed one is
+   * dropped with one warning (and counts as taken: true, so Feishu does not push it again). False
+   * when not running (HTTP answers 503 so Feishu retries). Never throws.
+   */
+  dispatch(raw: unknown): boolean {
     if (!this.state.running) return false;
-    const work = this.handle(event).catch((error: unknown) => {
+    const parsed = feishuMessageEventSchema.safeParse(raw);
+    if (!parsed.success) {
+      logMalformedEvent(this.logger, 'feishu', 'im.message.receive_v1', parsed.error);
+      return true;
+    }
+    const work = this.handle(parsed.data).catch((error: unknown) => {
       this.logger.error({ err: describeError(error) }, 'Feishu event failed');
     });
     this.inFlight.add(work);
@@ -191,7 +186,7 @@ export class FeishuIngress {
     const dispatcher = new lark.EventDispatcher({ loggerLevel: lark.LoggerLevel.error, logger: sdkLogger(this.logger) }).register({
       'im.message.receive_v1': async (data: unknown) => {
         // Return at once: the frame is acked when this returns.
-        this.dispatch(data as FeishuMessageEvent);
+        this.dispatch(data);
       },
       'im.message.message_read_v1': async () => undefined,
     } as never);

@@ -134,6 +134,16 @@ export const githubAgentSchema = z
     recursion_limit: positiveInt('graph steps per run').describe(
       "Graph steps allowed per run; absent = the GitHub channel's default.",
     ),
+    token_permissions: z
+      .record(
+        z.string().regex(/^[a-z_]+$/, 'must be a GitHub App permission name, e.g. contents'),
+        z.enum(['read', 'write'], { error: "must be 'read' or 'write'" }),
+        { error: 'must be a mapping of permission names to read or write' },
+      )
+      .optional()
+      .describe(
+        "Permissions of the token the agent's shell gets, on the event's repository only, e.g. { contents: write } to push; absent = contents: read, issues: write, pull_requests: write, metadata: read. Never more than the App installation has.",
+      ),
     trusted_authors: z
       .enum(['write', 'any'], { error: "must be 'any' (any author may wake the agent) or 'write'" })
       .default('write')

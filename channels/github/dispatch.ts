@@ -5,7 +5,7 @@ import { DEFAULT_USER_ID } from '../../src/runtime/types.js';
 import { type FanOutMessage, type GitHubAgentLookup, fanOut } from './fanout.js';
 import { hasWriteAccess } from './permissions.js';
 import type { ReactionTarget } from './reactions.js';
-import type { InstallationTokens } from './tokens.js';
+import { type InstallationTokens, PERMISSION_CHECK_TOKEN_PERMISSIONS, type TokenPermissionLevel } from './tokens.js';
 import type { DispatchSummary, GitHubDispatch } from './webhook.js';
 
 /**
@@ -18,6 +18,8 @@ export interface GitHubMessageData {
   event: string;
   deliveryId?: string;
   installationId?: number;
+  /** The agent's `token_permissions`; absent = `RUN_TOKEN_PERMISSIONS`. */
+  tokenPermissions?: Record<string, TokenPermissionLevel>;
   reaction?: ReactionTarget;
 }
 
@@ -163,7 +165,8 @@ async function checkWriteAccess(
     );
     return { agent: message.agent, reason: 'write_access_unverifiable' };
   }
-  const token = await deps.tokens.token(installationId);
+  // Scoped to the one repo and to reading metadata: this token decides, it never writes.
+  const token = await deps.tokens.token(installationId, { repo: message.github.repo, permissions: PERMISSION_CHECK_TOKEN_PERMISSIONS });
   if (token === undefined) {
     // The mint failed (and logged why): as unanswerable as a failed permission call.
     return { agent: message.agent, reason: 'write_access_check_failed', unverified: true };
@@ -184,6 +187,7 @@ function publishable(message: FanOutMessage, ownerUserId: string, event: string,
   const data: GitHubMessageData = { repo: github.repo, number: github.number, event };
   if (github.deliveryId !== undefined) data.deliveryId = github.deliveryId;
   if (github.installationId !== undefined) data.installationId = github.installationId;
+  if (github.tokenPermissions !== undefined) data.tokenPermissions = { ...github.tokenPermissions };
   const reaction = message.reaction;
   if (reaction !== undefined) data.reaction = reaction;
   return {

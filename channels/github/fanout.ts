@@ -287,6 +287,8 @@ export interface FanOutMessage {
     event: string;
     deliveryId?: string;
     installationId?: number;
+    /** The agent's `token_permissions`, when it set them. */
+    tokenPermissions?: Record<string, 'read' | 'write'>;
     recursionLimit?: number;
   };
   /**
@@ -428,6 +430,7 @@ function buildMessage(parts: MessageParts): FanOutMessage {
   }
   if (agent.github.installation_id !== undefined) message.github.installationId = agent.github.installation_id;
   if (agent.github.recursion_limit !== undefined) message.github.recursionLimit = agent.github.recursion_limit;
+  if (agent.github.token_permissions !== undefined) message.github.tokenPermissions = { ...agent.github.token_permissions };
   if (parts.checkLogin !== undefined) message.needsWriteAccessCheck = { login: parts.checkLogin };
   return message;
 }

@@ -15,7 +15,7 @@ import { type GitHubConfig, githubConfigSchema } from './config.js';
 import { createGitHubDispatch, githubDataOf } from './dispatch.js';
 import { ghEnvironment } from './gh-environment.js';
 import { addEyesReaction } from './reactions.js';
-import { InstallationTokens } from './tokens.js';
+import { InstallationTokens, REACTION_TOKEN_PERMISSIONS, RUN_TOKEN_PERMISSIONS, type TokenScope } from './tokens.js';
 import { githubWebhookRoutes } from './webhook.js';
 
 export type { GitHubConfig } from './config.js';
@@ -120,22 +120,29 @@ function logOnlyEgress(logger: Logger): ChannelEgress {
   };
 }
 
-/** The installation token (and Enterprise host) for each run's `gh`, and 👀 on what woke the agent. */
+/**
+ * The installation token (and Enterprise host) for each run's `gh`, and 👀 on what woke the agent.
+ * Each token is minted for the event's one repository: the run's with the agent's permissions
+ * (`token_permissions`, else {@link RUN_TOKEN_PERMISSIONS}), the reaction's with only what a
+ * reaction needs. The run's token goes to that run's sandbox secrets and nowhere else (not
+ * the server's own environment, not a log line, not another run's environment).
+ */
 function runHooks(config: GitHubConfig, tokens: InstallationTokens | undefined, logger: Logger): ChannelRunHooks {
-  const tokenFor = async (message: InboundMessage): Promise<string | undefined> => {
-    const installationId = githubDataOf(message)?.installationId;
-    return installationId === undefined ? undefined : tokens?.token(installationId);
+  const tokenFor = async (message: InboundMessage, permissions: TokenScope['permissions'] | undefined): Promise<string | undefined> => {
+    const data = githubDataOf(message);
+    if (data?.installationId === undefined) return undefined;
+    return tokens?.token(data.installationId, { repo: data.repo, permissions: permissions ?? data.tokenPermissions ?? RUN_TOKEN_PERMISSIONS });
   };
   return {
     async sandboxEnvironment(message) {
-      return ghEnvironment(config.api_url, await tokenFor(message));
+      return ghEnvironment(config.api_url, await tokenFor(message, undefined));
     },
     runStarted(messages) {
       for (const message of messages) {
         const data = githubDataOf(message);
         if (data?.reaction === undefined) continue;
         const target = data.reaction;
-        void tokenFor(message).then((token) =>
+        void tokenFor(message, REACTION_TOKEN_PERMISSIONS).then((token) =>
           token === undefined ? false : addEyesReaction({ token, apiUrl: config.api_url, repo: data.repo, target, logger }),
         );
       }

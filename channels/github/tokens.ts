@@ -27,23 +27,46 @@ export interface InstallationTokensOptions {
   timeoutMs?: number;
 }
 
+/** A repository permission level as the access-token request names it. */
+export type TokenPermissionLevel = 'read' | 'write';
+
+/**
+ * What one token may do: act on one repository of the installation (`owner/name`; the request
+ * names it without the owner) with these permissions and no others
+ * (https://docs.github.com/en/rest/apps/apps#create-an-installation-access-token-for-an-app).
+ */
+export interface TokenScope {
+  repo: string;
+  permissions: Readonly<Record<string, TokenPermissionLevel>>;
+}
+
+/** What an agent's shell gets by default: read the code, write issues and pull requests (comments, reviews). */
+export const RUN_TOKEN_PERMISSIONS = { contents: 'read', issues: 'write', pull_requests: 'write', metadata: 'read' } as const satisfies TokenScope['permissions'];
+/** The write-access check (`GET /repos/{repo}/collaborators/{login}/permission`) needs only metadata. */
+export const PERMISSION_CHECK_TOKEN_PERMISSIONS = { metadata: 'read' } as const satisfies TokenScope['permissions'];
+/** 👀 on an issue, a pull request or a review comment. */
+export const REACTION_TOKEN_PERMISSIONS = { issues: 'write', pull_requests: 'write', metadata: 'read' } as const satisfies TokenScope['permissions'];
+
 interface CachedToken {
   token: string;
   expiresAtMs: number;
 }
 
 /**
- * Mints and caches installation access tokens for one GitHub App. A token is reused until
- * 5 minutes before its `expires_at` (60 minutes after minting when GitHub gives none); at most
- * one mint per installation is in flight, and concurrent callers share it.
+ * Mints and caches installation access tokens for one GitHub App, each scoped to one repository
+ * and the permissions its caller needs ({@link TokenScope}), never the installation's whole reach:
+ * an agent woken on one repo cannot touch the installation's others, and the write-access check
+ * holds a token that can write nothing. A token is reused, for the same installation and scope
+ * only, until 5 minutes before its `expires_at` (60 minutes after minting when GitHub gives none);
+ * at most one mint per installation and scope is in flight, and concurrent callers share it.
  */
 export class InstallationTokens {
   private readonly app: App;
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly timeoutMs: number;
-  private readonly cache = new Map<number, CachedToken>();
-  private readonly pending = new Map<number, Promise<string | undefined>>();
+  private readonly cache = new Map<string, CachedToken>();
+  private readonly pending = new Map<string, Promise<string | undefined>>();
 
   constructor(options: InstallationTokensOptions) {
     this.logger = options.logger;
@@ -83,40 +106,57 @@ export class InstallationTokens {
   }
 
   /**
-   * A token for `installationId`, from the cache or freshly minted. Resolves `undefined`, after
-   * a warning naming the status or error (never the token or key), when minting fails or the id
-   * is not a positive integer: the caller goes on without a token. Never rejects.
-   * A failed re-mint falls back to the cached token while it has not expired yet.
+   * A token for `installationId` limited to `scope`, from the cache or freshly minted. Resolves
+   * `undefined`, after a warning naming the status or error (never the token or key), when
+   * minting fails, the id is not a positive integer or the repo is not `owner/name`: the caller
+   * goes on without a token. Never rejects. A failed re-mint falls back to the cached token of
+   * the same scope while it has not expired yet.
    */
-  async token(installationId: number): Promise<string | undefined> {
+  async token(installationId: number, scope: TokenScope): Promise<string | undefined> {
     if (!Number.isSafeInteger(installationId) || installationId <= 0) {
       this.logger.warn({ installationId }, 'GitHub installation id is not a positive integer; no token minted');
       return undefined;
     }
-    const cached = this.cache.get(installationId);
+    const repository = repositoryNameOf(scope.repo);
+    if (repository === undefined) {
+      this.logger.warn({ installationId }, 'GitHub token scope names no owner/name repository; no token minted');
+      return undefined;
+    }
+    const key = cacheKeyOf(installationId, scope);
+    const cached = this.cache.get(key);
     if (cached && cached.expiresAtMs - this.now() > REFRESH_MARGIN_MS) return cached.token;
-    const inFlight = this.pending.get(installationId);
+    const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
-    const minting = this.mint(installationId).finally(() => this.pending.delete(installationId));
-    this.pending.set(installationId, minting);
+    const minting = this.mint(installationId, key, { repositories: [repository], permissions: { ...scope.permissions } }).finally(() =>
+      this.pending.delete(key),
+    );
+    this.pending.set(key, minting);
     return minting;
   }
 
-  private async mint(installationId: number): Promise<string | undefined> {
+  private async mint(
+    installationId: number,
+    key: string,
+    scope: { repositories: string[]; permissions: Record<string, TokenPermissionLevel> },
+  ): Promise<string | undefined> {
     const startedAtMs = this.now();
     try {
       const { data } = await this.app.octokit.request('POST /app/installations/{installation_id}/access_tokens', {
         installation_id: installationId,
+        ...scope,
         headers: GITHUB_HEADERS,
         request: { signal: AbortSignal.timeout(this.timeoutMs) },
       });
       const parsedMs = Date.parse(data.expires_at);
       const expiresAtMs = Number.isNaN(parsedMs) ? startedAtMs + FALLBACK_TOKEN_LIFE_MS : parsedMs;
-      this.cache.set(installationId, { token: data.token, expiresAtMs });
-      this.logger.debug({ installationId, expiresAt: new Date(expiresAtMs).toISOString() }, 'GitHub installation token minted');
+      this.cache.set(key, { token: data.token, expiresAtMs });
+      this.logger.debug(
+        { installationId, permissions: Object.keys(scope.permissions), expiresAt: new Date(expiresAtMs).toISOString() },
+        'GitHub installation token minted for one repository',
+      );
       return data.token;
     } catch (error) {
-      const stale = this.cache.get(installationId);
+      const stale = this.cache.get(key);
       const isStaleUsable = stale !== undefined && stale.expiresAtMs > this.now();
       this.logger.warn(
         { installationId, ...describeGitHubFailure(error), isStaleUsable },
@@ -127,6 +167,21 @@ export class InstallationTokens {
       return isStaleUsable ? stale.token : undefined;
     }
   }
+}
+
+/** `name` of `owner/name` (the access-token request names repositories of the installation's owner); undefined for anything else. */
+function repositoryNameOf(repo: string): string | undefined {
+  const match = /^[^/\s]+\/([^/\s]+)$/.exec(repo);
+  return match?.[1];
+}
+
+/** One cache entry per installation, repository (case-insensitive, as GitHub) and permission set. */
+function cacheKeyOf(installationId: number, scope: TokenScope): string {
+  const permissions = Object.entries(scope.permissions)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, level]) => `${name}=${level}`)
+    .join(',');
+  return `${installationId}\n${scope.repo.toLowerCase()}\n${permissions}`;
 }
 
 /** Reads the key file; `undefined` without a path. */

@@ -1,31 +1,32 @@
-import { Webhooks } from '@octokit/webhooks';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { WebhookDeliveries } from '../../src/channel/types.js';
-import type { ErrorCode } from '../../src/errors.js';
-import { type ErrorBody, errorResponses } from '../../src/gateway/error-handler.js';
+import { errorResponses } from '../../src/gateway/error-handler.js';
 import { type ZodTypeProvider, zodSerializerCompiler, zodValidatorCompiler } from '../../src/gateway/validation.js';
 import type { Logger } from '../../src/logger.js';
+import { logMalformedEvent } from '../malformed-event.js';
 import { isGitHubEvent } from './bindings.js';
 import type { GitHubConfig } from './config.js';
+import { githubPayloadSchemas } from './schemas.js';
+import {
+  contentLengthOf,
+  GITHUB_WEBHOOK_BODY_LIMIT_BYTES,
+  GITHUB_WEBHOOK_BUSY_RETRY_AFTER_SECONDS,
+  GITHUB_WEBHOOK_LARGE_BODY_BYTES,
+  githubWebhookMessages,
+  headerOf,
+  GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT,
+  GITHUB_WEBHOOK_SMALL_BODIES_IN_FLIGHT_BYTES,
+  InFlightBudget,
+  type ReadBody,
+  type Rejection,
+  readSignedBody,
+  refuseBeforeReading,
+  rejection,
+} from './webhook-gate.js';
 
-/**
- * "Payloads are capped at 25 MB. If your event generates a larger payload, a webhook will not be
- * fired." (https://docs.github.com/en/webhooks/webhook-events-and-payloads). Anything larger is not
- * from GitHub and gets 413 before it is read further.
- */
-export const GITHUB_WEBHOOK_BODY_LIMIT_BYTES = 25 * 1024 * 1024;
-
-/** The texts callers read, exactly as reference §7.1 words them (config keys are ours). */
-export const githubWebhookMessages = {
-  notConfigured:
-    'Webhook signature verification not configured. Set channels.github.webhook_secret or channels.github.allow_unverified: true for unverified dev mode.',
-  badSignature: 'Invalid or missing X-Hub-Signature-256',
-  missingEvent: 'Missing X-GitHub-Event header',
-  invalidJson: 'Invalid JSON body',
-  /** Names the error class only: a fan-out error's message may quote the payload. */
-  fanOutFailed: (deliveryId: string | undefined, errorName: string) => `fan-out failed for delivery '${deliveryId ?? ''}': ${errorName}`,
-} as const;
+export { GITHUB_WEBHOOK_BODY_LIMIT_BYTES, githubWebhookMessages } from './webhook-gate.js';
 
 export const dispatchSummarySchema = z.object({
   matched_agents: z.array(z.string()),
@@ -46,7 +47,7 @@ const webhookReplySchema = z.object({
   event: z.string(),
   delivery: z.string().nullable(),
   handled: z.boolean(),
-  dispatch: z.union([dispatchSummarySchema, z.object({ skipped: z.literal('channel_disabled') }), z.null()]),
+  dispatch: z.union([dispatchSummarySchema, z.object({ skipped: z.enum(['channel_disabled', 'malformed_payload']) }), z.null()]),
   duplicate: z.literal(true).optional(),
 });
 /** The 200 body of `POST /api/webhooks/github`. */
@@ -61,6 +62,10 @@ export interface GitHubWebhookDeps {
   isEnabled: () => boolean;
   /** Gets event names, delivery ids, sizes and outcomes; never payload text, signatures or secrets. */
   logger: Logger;
+  /** Bodies over 1 MB (or of unknown length) read at once, counted in bodies. Default: 4. */
+  largeBodies?: InFlightBudget;
+  /** Bytes of bodies up to 1 MB read at once, by `Content-Length`. Default: 64 MiB. */
+  smallBodies?: InFlightBudget;
 }
 
 /** A checked request, ready for the fan-out. */
@@ -70,33 +75,60 @@ interface Delivery {
   payload: Record<string, unknown>;
 }
 
-type Rejection = { status: number; body: ErrorBody };
-
 /**
- * `POST /` for GitHub webhooks, mounted at `/api/webhooks/github` in its own context: the raw
- * body (up to {@link GITHUB_WEBHOOK_BODY_LIMIT_BYTES}, else 413) is kept as bytes for the
- * signature. Checks run in reference §7.1's order: secret configured (503) → signature (401) →
- * `X-GitHub-Event` (400) → JSON (400) → known event → kill switch → duplicate `X-GitHub-Delivery`
- * → dispatch (503 when it throws). Every accepted delivery gets 200 `{ok, event, delivery,
- * handled, dispatch}` well within GitHub's 10 s, since `dispatch` only enqueues.
+ * `POST /` for GitHub webhooks, mounted at `/api/webhooks/github` in its own context. What the
+ * headers alone settle is answered before a byte of the body is read, and the connection is
+ * closed (`Connection: close`) so nobody gets to stream the rest: size over
+ * {@link GITHUB_WEBHOOK_BODY_LIMIT_BYTES} (413) → secret configured (503) → `X-Hub-Signature-256`
+ * present and well-formed (401) → `X-GitHub-Event` (400) → `application/json` (415) → a slot for
+ * a body over 1 MB or of unknown length (503 + `Retry-After` when all 4 are taken), or a share of
+ * the 64 MiB budget of smaller bodies, by `Content-Length` (503 + `Retry-After` when spent). The
+ * body is then hashed as it streams and the signature compared in constant time (401), then:
+ * JSON (400) → known event → its payload's shape (`schemas.ts`; a malformed one is answered 200
+ * `dispatch: {skipped: 'malformed_payload'}` with one warning) → kill switch → duplicate
+ * `X-GitHub-Delivery` → dispatch (503 when it throws). Every accepted delivery gets 200 `{ok, event, delivery, handled, dispatch}` well within
+ * GitHub's 10 s, since `dispatch` only enqueues. The gateway serves it as a public route, like
+ * every webhook: GitHub authenticates with the signature, not a key.
  */
 export function githubWebhookRoutes(deps: GitHubWebhookDeps): FastifyPluginAsync {
-  const verifier = deps.config.webhook_secret ? new Webhooks({ secret: deps.config.webhook_secret }) : undefined;
+  const secret = deps.config.webhook_secret;
+  const largeBodies = deps.largeBodies ?? new InFlightBudget(GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT);
+  const smallBodies = deps.smallBodies ?? new InFlightBudget(GITHUB_WEBHOOK_SMALL_BODIES_IN_FLIGHT_BYTES);
   return async (instance) => {
     const app = instance.withTypeProvider<ZodTypeProvider>();
     // Inside this context only: the plugin works under buildApp and on a bare Fastify alike.
     app.setValidatorCompiler(zodValidatorCompiler);
     app.setSerializerCompiler(zodSerializerCompiler);
-    // The signature covers the exact bytes, so every content type arrives unparsed.
+    // The signature covers the exact bytes: the body arrives as a stream, hashed as it is read.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser(['application/json', '*'], { parseAs: 'buffer', bodyLimit: GITHUB_WEBHOOK_BODY_LIMIT_BYTES }, (_request, body, done) =>
-      done(null, body),
+    app.addContentTypeParser('application/json', (request: FastifyRequest, payload: IncomingMessage): Promise<ReadBody> =>
+      readSignedBody(payload, secret, headerOf(request.headers, 'x-hub-signature-256')),
     );
     app.post(
       '/',
-      { bodyLimit: GITHUB_WEBHOOK_BODY_LIMIT_BYTES, schema: { response: { 200: webhookReplySchema, ...errorResponses } } },
+      {
+        bodyLimit: GITHUB_WEBHOOK_BODY_LIMIT_BYTES,
+        schema: { response: { 200: webhookReplySchema, ...errorResponses } },
+        onRequest: async (request, reply) => {
+          const refused = refuseBeforeReading(request.headers, { hasSecret: secret !== undefined, allowUnverified: deps.config.allow_unverified });
+          if (refused) {
+            deps.logger.info({ reqId: request.id, status: refused.status, delivery: headerOf(request.headers, 'x-github-delivery') }, 'github delivery refused before reading');
+            return reject(reply, { ...refused, isClosing: true });
+          }
+          const length = contentLengthOf(request.headers);
+          const isLarge = length === undefined || length > GITHUB_WEBHOOK_LARGE_BODY_BYTES;
+          const release = isLarge ? largeBodies.tryAcquire() : smallBodies.tryAcquire(length);
+          if (!release) {
+            deps.logger.warn({ reqId: request.id, bytes: length, isLarge }, 'github delivery refused: too many bodies in flight');
+            return reject(reply, { ...rejection(503, 'CHANNEL_UNAVAILABLE', githubWebhookMessages.busy), retryAfterSeconds: GITHUB_WEBHOOK_BUSY_RETRY_AFTER_SECONDS, isClosing: true });
+          }
+          // 'close' comes once the answer is sent or the client is gone, whichever is first.
+          reply.raw.once('close', release);
+          if (isLarge) deps.logger.debug({ reqId: request.id, bytes: length, inFlight: largeBodies.inUse }, 'github delivery: reading a large body');
+        },
+      },
       async (request, reply) => {
-        const checked = await checkDelivery(request, deps, verifier);
+        const checked = checkDelivery(request, deps);
         if ('status' in checked) return reject(reply, checked);
         const { event, deliveryId } = checked;
         const base = { ok: true as const, event, delivery: deliveryId ?? null };
@@ -104,6 +136,12 @@ export function githubWebhookRoutes(deps: GitHubWebhookDeps): FastifyPluginAsync
         if (!isGitHubEvent(event)) {
           deps.logger.info({ reqId: request.id, event, delivery: deliveryId }, 'github delivery ignored: unhandled event');
           return { ...base, handled: false, dispatch: null };
+        }
+        const shape = githubPayloadSchemas[event].safeParse(checked.payload);
+        if (!shape.success) {
+          // Signed, so GitHub sent it: answered 200 (a redelivery would not fix it), never fanned out.
+          logMalformedEvent(deps.logger, 'github', event, shape.error);
+          return { ...base, handled: true, dispatch: { skipped: 'malformed_payload' as const } };
         }
         if (!deps.isEnabled()) {
           deps.logger.info({ reqId: request.id, event, delivery: deliveryId }, 'github delivery skipped: channel disabled');
@@ -117,38 +155,24 @@ export function githubWebhookRoutes(deps: GitHubWebhookDeps): FastifyPluginAsync
   };
 }
 
-/** Secret, signature, event header and JSON, in that order; the first failure is the answer. */
-async function checkDelivery(request: FastifyRequest, deps: GitHubWebhookDeps, verifier: Webhooks | undefined): Promise<Delivery | Rejection> {
-  const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const deliveryId = headerOf(request, 'x-github-delivery');
-  // Decoded once: the signature is checked over this text and the same text is parsed.
-  const text = raw.toString('utf8');
-  if (!verifier) {
-    if (!deps.config.allow_unverified) return rejection(503, 'CHANNEL_UNAVAILABLE', githubWebhookMessages.notConfigured);
-    deps.logger.warn({ reqId: request.id, delivery: deliveryId }, 'github delivery accepted WITHOUT signature verification (channels.github.allow_unverified)');
-  } else if (!(await isSignatureValid(verifier, text, headerOf(request, 'x-hub-signature-256')))) {
-    deps.logger.info({ reqId: request.id, delivery: deliveryId, bytes: raw.length }, 'github delivery rejected: bad signature');
-    return rejection(401, 'UNAUTHORIZED', githubWebhookMessages.badSignature);
+/** The body as the parser left it (signature already checked), then the event header and JSON. */
+function checkDelivery(request: FastifyRequest, deps: GitHubWebhookDeps): Delivery | Rejection {
+  const body = request.body as ReadBody | undefined;
+  const deliveryId = headerOf(request.headers, 'x-github-delivery');
+  if (body?.kind === 'rejected') {
+    deps.logger.info({ reqId: request.id, delivery: deliveryId, bytes: body.bytes, status: body.rejection.status }, 'github delivery rejected');
+    return { ...body.rejection, isClosing: true };
   }
-  const event = headerOf(request, 'x-github-event');
+  // Without a body (no content type and no length) there is nothing a signature could cover.
+  if (body === undefined && deps.config.webhook_secret !== undefined) return rejection(401, 'UNAUTHORIZED', githubWebhookMessages.badSignature);
+  if (deps.config.webhook_secret === undefined) {
+    deps.logger.warn({ reqId: request.id, delivery: deliveryId }, 'github delivery accepted WITHOUT signature verification (channels.github.allow_unverified)');
+  }
+  const event = headerOf(request.headers, 'x-github-event');
   if (!event) return rejection(400, 'BAD_REQUEST', githubWebhookMessages.missingEvent);
-  const payload = parsePayload(text);
+  const payload = parsePayload(body?.raw.toString('utf8') ?? '');
   if (!payload) return rejection(400, 'BAD_REQUEST', githubWebhookMessages.invalidJson);
   return { event, deliveryId, payload };
-}
-
-/**
- * `X-Hub-Signature-256: sha256=<hex>` against HMAC-SHA256(secret, body), compared in constant
- * time by `@octokit/webhooks`. It signs text, so a body that is not UTF-8 fails (JSON must be
- * UTF-8 anyway), and it refuses empty bodies, which GitHub never sends.
- */
-async function isSignatureValid(verifier: Webhooks, text: string, signature: string | undefined): Promise<boolean> {
-  if (!signature || text.length === 0) return false;
-  try {
-    return await verifier.verify(text, signature);
-  } catch {
-    return false;
-  }
 }
 
 /** A JSON object, `{}` for an empty body, or undefined for anything else (invalid JSON, an array, a scalar). */
@@ -210,16 +234,12 @@ async function settle(write: Promise<void>, logger: Logger, log: Record<string, 
   }
 }
 
-/** A header's value; a repeated header (an array) counts as absent rather than guessing which one counts. */
-function headerOf(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function rejection(status: number, code: ErrorCode, message: string): Rejection {
-  return { status, body: { code, message } };
-}
-
-function reject(reply: FastifyReply, { status, body }: Rejection): FastifyReply {
+/**
+ * Sends a rejection. Refusals before or instead of reading the body close the connection: Node
+ * would otherwise read (and drop) the rest of a 25 MB body to keep the connection alive.
+ */
+function reject(reply: FastifyReply, { status, body, retryAfterSeconds, isClosing = false }: Rejection): FastifyReply {
+  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
+  if (isClosing) reply.header('connection', 'close');
   return reply.status(status).send(body);
 }

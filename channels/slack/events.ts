@@ -3,8 +3,21 @@ import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
 import type { ChatBindRequest, InboundFile, InboundMessage } from '../../src/channel/types.js';
 
+/**
+ * An Events API `event_callback` as far as Bolt and we read it before looking at the event: the
+ * envelope of HTTP events and of Socket Mode `events_api` frames
+ * (https://docs.slack.dev/apis/events-api#callback-field). Loose: Slack adds fields.
+ */
+export const slackEventCallbackSchema = z.looseObject({
+  type: z.literal('event_callback'),
+  team_id: z.string().optional(),
+  event_id: z.string().optional(),
+  authorizations: z.array(z.looseObject({})).optional(),
+  event: z.looseObject({ type: z.string().min(1) }),
+});
+
 /** The fields of a `message` / `app_mention` event we read (https://docs.slack.dev/reference/events/message). */
-export const slackMessageEventSchema = z.object({
+export const slackMessageEventSchema = z.looseObject({
   type: z.enum(['message', 'app_mention']),
   channel: z.string().min(1),
   ts: z.string().min(1),
@@ -17,7 +30,7 @@ export const slackMessageEventSchema = z.object({
   team: z.string().optional(),
   files: z
     .array(
-      z.object({
+      z.looseObject({
         id: z.string(),
         name: z.string().optional(),
         title: z.string().optional(),

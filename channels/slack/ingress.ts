@@ -9,7 +9,8 @@ import { boltLogger, noopReceiver } from './bolt.js';
 import { WORKSPACE_KEY } from './budget.js';
 import { SLACK_REACTIONS } from './egress.js';
 import { toChannelError, notRunningReason } from './errors.js';
-import { decideEvent, slackMessageEventSchema } from './events.js';
+import { logMalformedEvent } from '../malformed-event.js';
+import { decideEvent, slackEventCallbackSchema, slackMessageEventSchema } from './events.js';
 
 /** Everything this adapter says to users by itself (reference §6.1). */
 export const SLACK_REPLIES = { working: 'Working on it...' } as const;
@@ -72,6 +73,7 @@ export class SlackIngress {
       const identity = await within(this.options.api.authTest(), timeoutMs);
       this.identity = identity;
       const receiver = this.createReceiver();
+      if (receiver instanceof SocketModeReceiver) this.guardFrames(receiver);
       app = this.createApp(identity, receiver);
       await within(app.start(), timeoutMs);
       if (receiver instanceof SocketModeReceiver) this.guardReconnects(receiver);
@@ -99,11 +101,19 @@ export class SlackIngress {
     this.state = { running: false, reason: 'stopped' };
   }
 
-  /** HTTP mode: hands a verified Events API body to Bolt; false when not running. Never throws. */
-  dispatch(body: Record<string, unknown>, retry: { retryNum?: number; retryReason?: string }): boolean {
+  /**
+   * HTTP mode: hands a verified Events API body to Bolt once its envelope has the shape Bolt reads
+   * (else one warning, and true: Slack must not retry it); false when not running. Never throws.
+   */
+  dispatch(body: unknown, retry: { retryNum?: number; retryReason?: string }): boolean {
     const app = this.app;
     if (!app || this.options.transport.mode !== 'http') return false;
-    app.processEvent({ body, ack: async () => undefined, ...retry }).catch((error: unknown) => {
+    const envelope = slackEventCallbackSchema.safeParse(body);
+    if (!envelope.success) {
+      logMalformedEvent(this.logger, 'slack', kindOf(body), envelope.error);
+      return true;
+    }
+    app.processEvent({ body: envelope.data, ack: async () => undefined, ...retry }).catch((error: unknown) => {
       this.logger.error({ err: describeError(error) }, 'Slack event processing failed');
     });
     return true;
@@ -134,6 +144,32 @@ export class SlackIngress {
       })) as typeof client.start;
   }
 
+  /**
+   * The SocketModeClient reads `payload.event.type` of every `events_api` frame before anyone can
+   * look (@slack/socket-mode 2.x `onWebSocketMessage`): a frame without an event object is an
+   * unhandled rejection, which ends the process. Its frame listener is put behind our envelope
+   * check; a malformed frame is acknowledged (Slack would redeliver it) and dropped with one warning.
+   */
+  private guardFrames(receiver: SocketModeReceiver): void {
+    const client = receiver.client as unknown as SocketFrameSource;
+    const listeners = client.listeners('ws_message');
+    client.removeAllListeners('ws_message');
+    client.on('ws_message', (data: unknown, isBinary: boolean) => {
+      const frame = typeof data === 'string' && !isBinary ? parseFrame(data) : undefined;
+      if (frame?.type === 'events_api') {
+        const envelope = slackEventCallbackSchema.safeParse(frame.payload);
+        if (!envelope.success) {
+          logMalformedEvent(this.logger, 'slack', kindOf(frame.payload), envelope.error);
+          if (typeof frame.envelope_id === 'string') {
+            client.send(frame.envelope_id).catch((error: unknown) => this.logger.warn({ err: describeError(error) }, 'Slack envelope not acknowledged'));
+          }
+          return;
+        }
+      }
+      for (const listener of listeners) listener.call(client, data, isBinary);
+    });
+  }
+
   private createApp(identity: { botUserId: string; botId: string | undefined }, receiver: Receiver): App {
     const { transport, botToken, clientOptions } = this.options;
     const app = new App({
@@ -160,10 +196,11 @@ export class SlackIngress {
 
   private receive(raw: unknown, body: { team_id?: unknown }): void {
     const receivedAt = this.options.deps.now();
-    const parsed = slackMessageEventSchema.safeParse(raw);
     const identity = this.identity;
-    if (!parsed.success || !identity) {
-      this.logger.debug('Slack event without the fields of a message; ignored');
+    if (!identity) return;
+    const parsed = slackMessageEventSchema.safeParse(raw);
+    if (!parsed.success) {
+      logMalformedEvent(this.logger, 'slack', kindOf({ event: raw }), parsed.error);
       return;
     }
     const event = parsed.data;
@@ -276,4 +313,28 @@ export class SlackIngress {
       if (this.chains.get(channel) === next) this.chains.delete(channel);
     });
   }
+}
+
+/** What `guardFrames` needs of the SocketModeClient: its EventEmitter side and its (private) `send`. */
+interface SocketFrameSource {
+  listeners(event: string): Array<(...args: unknown[]) => void>;
+  removeAllListeners(event: string): void;
+  on(event: string, listener: (...args: never[]) => void): void;
+  send(envelopeId: string, body?: unknown): Promise<void>;
+}
+
+/** A Socket Mode frame, or undefined when it is not a JSON object (the client ignores those itself). */
+function parseFrame(data: string): { type?: unknown; envelope_id?: unknown; payload?: unknown } | undefined {
+  try {
+    const frame: unknown = JSON.parse(data);
+    return typeof frame === 'object' && frame !== null ? frame : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The event kind to name in a warning: `event.type` when it is a short plain string, else `unknown`. */
+function kindOf(body: unknown): string {
+  const type = (body as { event?: { type?: unknown } } | null)?.event?.type;
+  return typeof type === 'string' && /^[a-z_.]{1,64}$/.test(type) ? type : 'unknown';
 }

@@ -1,5 +1,7 @@
 import type { Bot } from 'grammy';
 import type { Message, User } from 'grammy/types';
+import { logMalformedEvent } from '../malformed-event.js';
+import { telegramMessageSchema } from './schemas.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -128,7 +130,12 @@ export class TelegramIngress {
     this.allowedUsers = new Set(options.allowedUsers);
     this.commandNames = new Set(options.deps.commands.map((command) => command.name));
     const { bot, deps } = options;
-    bot.on('message', (ctx) => this.receive(ctx.message));
+    bot.on('message', (ctx) => {
+      const checked = telegramMessageSchema.safeParse(ctx.message);
+      // grammY confirms the update either way: a malformed one is not fetched again.
+      if (!checked.success) logMalformedEvent(deps.logger, 'telegram', 'message', checked.error);
+      else this.receive(ctx.message);
+    });
     bot.catch((error) => {
       deps.logger.error({ err: describeError(error.error), updateId: error.ctx.update.update_id }, 'update handler failed');
     });

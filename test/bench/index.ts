@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only telegram,slack,discord,feishu,dingtalk,tools,github,scale-out --chats N --messages M --conversations K --turns T --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -13,11 +13,12 @@ import { runSlackBench } from './slack.js';
 import { type PlatformFigures, runTelegramBench } from './telegram.js';
 import { runScaleOutBench } from './scale-out.js';
 import { runToolBench } from './tools.js';
+import { runWebhookMemoryBench } from './webhooks.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'scale-out'] as const;
+const BENCHES = ['telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -59,6 +60,7 @@ if (only.has('tools')) {
   await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });
 }
 if (only.has('github')) await runGitHubBench();
+if (only.has('webhooks')) await runWebhookMemoryBench();
 if (only.has('scale-out')) {
   await runScaleOutBench({
     chats: Number(values.chats),

@@ -171,7 +171,13 @@ describe('GitHub agents, started as the README says', () => {
     expect(comment).toMatchObject({ repo: REPO, number: ISSUE, login: `${BOT_LOGIN}[bot]` });
     const minted = github.mintedTokens.filter((t) => t.installationId === INSTALLATION_ID).map((t) => t.token);
     const mutation = github.callsTo('graphql').find((call) => call.operation === 'CommentCreate');
-    expect(minted).toContain(String(mutation?.headers.authorization).replace(/^token /, ''));
+    const runToken = String(mutation?.headers.authorization).replace(/^token /, '');
+    expect(minted).toContain(runToken);
+    // Every token was minted for the event's one repository, the run's with the default permissions.
+    const mints = github.callsTo('access_tokens').map((call) => call.body as { repositories?: string[]; permissions?: Record<string, string> });
+    expect(mints.length).toBeGreaterThan(0);
+    for (const body of mints) expect(body.repositories).toEqual([REPO.split('/')[1]]);
+    expect(mints).toContainEqual({ repositories: [REPO.split('/')[1]], permissions: { contents: 'read', issues: 'write', pull_requests: 'write', metadata: 'read' } });
     // 👀 on the comment that woke the agent, as the run started.
     const commentId = (payload.comment as { id: number }).id;
     await eventually(() => github.reactions.find((r) => r.target.kind === 'issue_comment' && r.target.id === commentId && r.content === 'eyes'));

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import type { FeishuMessageEvent } from '../ingress.js';
+import type { Logger } from '../../../src/logger.js';
+import { logMalformedEvent } from '../../malformed-event.js';
+import { feishuCallbackSchema } from '../schemas.js';
 import { verifyFeishuCallback } from './verify.js';
 
 export interface FeishuRoutesOptions {
@@ -8,8 +10,10 @@ export interface FeishuRoutesOptions {
   verificationToken?: string;
   now: () => number;
   windowMs: number;
-  /** Hands a verified event to ingress; false when it is not running. */
-  dispatch: (event: FeishuMessageEvent) => boolean;
+  /** Hands a verified `im.message.receive_v1` event (flattened, not yet shape-checked) to ingress; false when it is not running. */
+  dispatch: (event: unknown) => boolean;
+  /** Gets the warning for a verified callback of the wrong shape. */
+  logger: Logger;
 }
 
 const headersSchema = z.object({
@@ -17,11 +21,6 @@ const headersSchema = z.object({
   'x-lark-request-nonce': z.string().optional(),
   'x-lark-signature': z.string().optional(),
 });
-const eventSchema = z.looseObject({
-  header: z.looseObject({ event_id: z.string(), event_type: z.string(), token: z.string().optional() }),
-  event: z.looseObject({}),
-});
-
 const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'invalid Feishu callback' } as const;
 
 /**
@@ -29,7 +28,9 @@ const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'invalid Feishu callback' 
  * signature; a missing or bad signature, a timestamp outside ±5 min, a body that does not decrypt
  * or a wrong verification token gets 401 and runs nothing. `url_verification` is answered with
  * its challenge (also unsigned, when it decrypts under the encrypt key: see `verify.ts`). `im.message.receive_v1` is answered 200 at once and handed to ingress (which
- * drops replayed event ids); other event types are answered 200 and ignored. 503 while stopped.
+ * drops replayed event ids and, with a warning, events of the wrong shape); other event types are
+ * answered 200 and ignored, and so is a verified callback without a well-formed header and event
+ * (one warning). 503 while stopped.
  */
 export function createFeishuRoutes(options: FeishuRoutesOptions): FastifyPluginAsync {
   return async (app) => {
@@ -55,10 +56,14 @@ export function createFeishuRoutes(options: FeishuRoutesOptions): FastifyPluginA
       }
       const { body } = verified;
       if (body.type === 'url_verification' && typeof body.challenge === 'string') return reply.code(200).send({ challenge: body.challenge });
-      const event = eventSchema.safeParse(body);
-      if (!event.success) return reply.code(400).send({ code: 'BAD_REQUEST', message: 'not a Feishu event' });
+      const event = feishuCallbackSchema.safeParse(body);
+      if (!event.success) {
+        // Signed and decrypted, so Feishu sent it: a 4xx would only make it retry.
+        logMalformedEvent(options.logger, 'feishu', 'callback', event.error);
+        return reply.code(200).send({});
+      }
       if (event.data.header.event_type !== 'im.message.receive_v1') return reply.code(200).send({});
-      const flattened = { ...event.data.event, event_id: event.data.header.event_id, token: event.data.header.token } as FeishuMessageEvent;
+      const flattened = { ...event.data.event, event_id: event.data.header.event_id, token: event.data.header.token };
       if (!options.dispatch(flattened)) return reply.code(503).send({ code: 'CHANNEL_UNAVAILABLE', message: 'Feishu channel is not running' });
       return reply.code(200).send({});
     });

@@ -1,9 +1,9 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { verifySlackSignature } from './verify.js';
+import { checkSlackHeaders, verifySlackSignature } from './verify.js';
 
 /** Hands a verified Events API body to ingress; false when ingress is not running (Slack retries later). */
-export type EventDispatcher = (body: Record<string, unknown>, retry: { retryNum?: number; retryReason?: string }) => boolean;
+export type EventDispatcher = (body: unknown, retry: { retryNum?: number; retryReason?: string }) => boolean;
 
 export interface SlackRoutesOptions {
   signingSecret: string;
@@ -18,14 +18,14 @@ const headersSchema = z.object({
   'x-slack-retry-reason': z.string().optional(),
 });
 const urlVerificationSchema = z.object({ type: z.literal('url_verification'), challenge: z.string() });
-const eventCallbackSchema = z.looseObject({ type: z.string() });
 
 const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'invalid Slack signature' } as const;
 
 /**
  * `POST /` (mounted at `/api/webhooks/slack`): the HTTP Events API. The raw body is kept for the
  * signature; a bad, missing or stale (> 5 min) signature gets 401 and changes nothing;
- * `url_verification` is answered with its challenge; every other verified body is answered 200
+ * `url_verification` is answered with its challenge; every other verified body (a malformed one
+ * too: ingress drops it with a warning, and Slack must not retry it) is answered 200
  * at once and then dispatched (Slack waits 3 s at most, https://docs.slack.dev/apis/events-api), retries (`X-Slack-Retry-Num`) included: ingress dedupes them, and
  * a retry is never answered with an error. 503 while ingress is stopped, so Slack retries later.
  */
@@ -35,7 +35,21 @@ export function createSlackRoutes(options: SlackRoutesOptions): FastifyPluginAsy
     app.addContentTypeParser(['application/json', 'application/x-www-form-urlencoded'], { parseAs: 'string' }, (_req, body, done) => {
       done(null, body);
     });
-    app.post('/', async (request, reply) => {
+    // Unsigned or stale requests are answered from their headers, before the body is read, and
+    // the connection closed: nobody without the signing secret gets the server to buffer a byte.
+    const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+      const signature = request.headers['x-slack-signature'];
+      const timestamp = request.headers['x-slack-request-timestamp'];
+      const checked = checkSlackHeaders({
+        signature: typeof signature === 'string' ? signature : undefined,
+        timestamp: typeof timestamp === 'string' ? timestamp : undefined,
+        nowMs: options.now(),
+      });
+      if (checked.isValid) return;
+      request.log.info({ reason: checked.reason }, 'Slack webhook refused before reading');
+      return reply.code(401).header('connection', 'close').send(UNAUTHORIZED);
+    };
+    app.post('/', { onRequest }, async (request, reply) => {
       const headers = headersSchema.parse(request.headers);
       const rawBody = typeof request.body === 'string' ? request.body : '';
       const verified = verifySlackSignature({
@@ -52,10 +66,8 @@ export function createSlackRoutes(options: SlackRoutesOptions): FastifyPluginAsy
       const body = parseBody(rawBody, request.headers['content-type']);
       const challenge = urlVerificationSchema.safeParse(body);
       if (challenge.success) return reply.code(200).send({ challenge: challenge.data.challenge });
-      const event = eventCallbackSchema.safeParse(body);
-      if (!event.success) return reply.code(400).send({ code: 'BAD_REQUEST', message: 'not a Slack event' });
       const retryNum = headers['x-slack-retry-num'] === undefined ? undefined : Number(headers['x-slack-retry-num']);
-      const isAccepted = options.dispatch(event.data, {
+      const isAccepted = options.dispatch(body, {
         ...(retryNum === undefined ? {} : { retryNum }),
         ...(headers['x-slack-retry-reason'] === undefined ? {} : { retryReason: headers['x-slack-retry-reason'] }),
       });
@@ -65,7 +77,7 @@ export function createSlackRoutes(options: SlackRoutesOptions): FastifyPluginAsy
   };
 }
 
-/** JSON (Events API), or a form whose `payload` field is JSON (interactivity). */
+/** JSON (Events API), or a form whose `payload` field is JSON (interactivity); undefined when neither parses. */
 function parseBody(rawBody: string, contentType: string | undefined): unknown {
   try {
     if (contentType?.includes('application/x-www-form-urlencoded')) {

@@ -25,8 +25,11 @@ export type VerifyResult = { isValid: true } | { isValid: false; reason: 'missin
 
 const DEFAULT_MAX_AGE_MS = 5 * 60 * 1000;
 
-/** Checks a request's Slack signature (pure; constant-time comparison). */
-export function verifySlackSignature(request: SignedRequest): VerifyResult {
+/**
+ * What the headers alone can refuse, before the body is read: a missing signature or timestamp,
+ * a timestamp that is not whole seconds, or one more than `maxAgeMs` from `nowMs`. Pure.
+ */
+export function checkSlackHeaders(request: Omit<SignedRequest, 'signingSecret' | 'rawBody'>): VerifyResult {
   const { signature, timestamp } = request;
   if (signature === undefined || timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) {
     return { isValid: false, reason: 'missing-headers' };
@@ -34,6 +37,14 @@ export function verifySlackSignature(request: SignedRequest): VerifyResult {
   if (Math.abs(request.nowMs - Number(timestamp) * 1000) > (request.maxAgeMs ?? DEFAULT_MAX_AGE_MS)) {
     return { isValid: false, reason: 'stale' };
   }
+  return { isValid: true };
+}
+
+/** Checks a request's Slack signature (pure; constant-time comparison). */
+export function verifySlackSignature(request: SignedRequest): VerifyResult {
+  const headers = checkSlackHeaders(request);
+  if (!headers.isValid) return headers;
+  const { signature, timestamp } = request as SignedRequest & { signature: string; timestamp: string };
   const expected = Buffer.from(`v0=${createHmac('sha256', request.signingSecret).update(`v0:${timestamp}:${request.rawBody}`).digest('hex')}`);
   const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { isValid: false, reason: 'bad-signature' };

@@ -76,6 +76,11 @@ export class FakeGateway {
     if (this.isLive) this.send({ op: OPCODES.dispatch, ...event });
   }
 
+  /** The payload of the latest dispatch of type `t` (e.g. to send a broken copy of a genuine one). */
+  lastDispatch(t: string): unknown {
+    return this.log.findLast((event) => event.t === t)?.d;
+  }
+
   /** Cuts the TCP connection without a close frame: the session stays resumable. */
   dropSocket(): void {
     this.isLive = false;

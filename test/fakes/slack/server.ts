@@ -224,8 +224,16 @@ export class FakeSlack {
 
   /** Delivers an arbitrary event (e.g. a `message_changed`), wrapped as Slack wraps it. */
   async deliverEvent(event: Record<string, unknown>): Promise<Delivered> {
+    return this.deliverPayload({ event });
+  }
+
+  /**
+   * Delivers an `event_callback` payload whose fields are Slack's defaults overridden by
+   * `overrides` (an `undefined` value removes the field): for malformed, signed events.
+   */
+  async deliverPayload(overrides: Record<string, unknown>): Promise<Delivered> {
     const eventId = `Ev${String(this.nextId++).padStart(8, '0')}`;
-    const payload = {
+    const payload: Record<string, unknown> = {
       token: 'legacy-verification-token',
       team_id: TEAM_ID,
       api_app_id: APP_ID,
@@ -233,8 +241,12 @@ export class FakeSlack {
       event_id: eventId,
       event_time: Math.floor(Date.now() / 1000),
       authorizations: [{ team_id: TEAM_ID, user_id: this.botUserId, is_bot: true, is_enterprise_install: false }],
-      event,
     };
+    for (const [key, value] of Object.entries(overrides)) {
+      if (value === undefined) delete payload[key];
+      else payload[key] = value;
+    }
+    const event = (typeof payload.event === 'object' && payload.event !== null ? payload.event : {}) as Record<string, unknown>;
     const envelope: Envelope = { envelopeId: `env-${eventId}`, payload, retryAttempt: 0, isAcked: false };
     if (this.eventsUrl === undefined) {
       this.envelopes.push(envelope);

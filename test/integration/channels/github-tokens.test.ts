@@ -7,13 +7,15 @@ import { Octokit } from '@octokit/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hasWriteAccess } from '../../../channels/github/permissions.js';
 import { addEyesReaction, type ReactionTarget } from '../../../channels/github/reactions.js';
-import { InstallationTokens } from '../../../channels/github/tokens.js';
+import { InstallationTokens, RUN_TOKEN_PERMISSIONS, type TokenScope } from '../../../channels/github/tokens.js';
 import { ChannelError, ConfigError } from '../../../src/errors.js';
 import { createLogger, type Logger } from '../../../src/logger.js';
 import { type AppKeyPair, FakeGitHub, generateAppKeyPair, type RepoRole, verifyAppJwt } from '../../fakes/github/index.js';
 
 const APP_ID = 4242;
 const REPO = 'Octo-Org/Hello-World';
+/** The scope every mint of these tests asks for, unless a test says otherwise. */
+const SCOPE: TokenScope = { repo: REPO, permissions: RUN_TOKEN_PERMISSIONS };
 const WARN = 40;
 
 interface LogLine {
@@ -66,7 +68,7 @@ function keyFragment(): string {
 
 /** A freshly minted installation token, for the permission and reaction calls. */
 async function installationToken(installationId: number): Promise<string> {
-  const token = await tokensFor().token(installationId);
+  const token = await tokensFor().token(installationId, SCOPE);
   if (token === undefined) throw new Error('mint failed');
   return token;
 }
@@ -103,9 +105,9 @@ afterAll(async () => {
 describe('InstallationTokens', () => {
   it('mints with a valid RS256 App JWT and reuses the token', async () => {
     const tokens = tokensFor();
-    const first = await tokens.token(101);
-    const again = await tokens.token(101);
-    const third = await tokens.token(101);
+    const first = await tokens.token(101, SCOPE);
+    const again = await tokens.token(101, SCOPE);
+    const third = await tokens.token(101, SCOPE);
 
     expect(first).toMatch(/^ghs_/);
     expect([again, third]).toEqual([first, first]);
@@ -120,10 +122,40 @@ describe('InstallationTokens', () => {
     expect(claims.exp - claims.iat).toBeLessThanOrEqual(600);
   });
 
+  it('asks GitHub for the one repository of the scope and its permissions only', async () => {
+    const tokens = tokensFor();
+    await tokens.token(120, SCOPE);
+    await tokens.token(120, { repo: REPO, permissions: { metadata: 'read' } });
+    expect(mintCalls(120).map((call) => call.body)).toEqual([
+      { repositories: ['Hello-World'], permissions: { contents: 'read', issues: 'write', pull_requests: 'write', metadata: 'read' } },
+      { repositories: ['Hello-World'], permissions: { metadata: 'read' } },
+    ]);
+  });
+
+  it('never hands a token of one repository or permission set to another', async () => {
+    const tokens = tokensFor();
+    const run = await tokens.token(121, SCOPE);
+    const otherRepo = await tokens.token(121, { repo: 'Octo-Org/Other', permissions: RUN_TOKEN_PERMISSIONS });
+    const narrower = await tokens.token(121, { repo: REPO, permissions: { metadata: 'read' } });
+    const sameAgain = await tokens.token(121, { repo: 'octo-org/hello-world', permissions: { metadata: 'read', issues: 'write', pull_requests: 'write', contents: 'read' } });
+    expect(new Set([run, otherRepo, narrower]).size).toBe(3);
+    // The same repo (GitHub compares names case-insensitively) and the same permissions, in any order: the cached token.
+    expect(sameAgain).toBe(run);
+    expect(mintCalls(121).map((call) => (call.body as { repositories: string[] }).repositories)).toEqual([['Hello-World'], ['Other'], ['Hello-World']]);
+  });
+
+  it('mints nothing for a scope that names no owner/name repository', async () => {
+    const { logger, warnings } = captureLogs();
+    const tokens = tokensFor({ logger });
+    for (const repo of ['', 'Hello-World', 'a/b/c', 'a /b']) expect(await tokens.token(122, { repo, permissions: RUN_TOKEN_PERMISSIONS })).toBeUndefined();
+    expect(mintCalls(122)).toEqual([]);
+    expect(warnings()).toHaveLength(4);
+  });
+
   it('keeps one token per installation', async () => {
     const tokens = tokensFor();
-    const a = await tokens.token(102);
-    const b = await tokens.token(103);
+    const a = await tokens.token(102, SCOPE);
+    const b = await tokens.token(103, SCOPE);
     expect(a).not.toBe(b);
     expect(fake.mintedTokens.find((m) => m.token === b)?.installationId).toBe(103);
   });
@@ -131,7 +163,7 @@ describe('InstallationTokens', () => {
   it('shares one mint among 10 concurrent callers', async () => {
     fake.failNext('access_tokens', { delayMs: 100 });
     const tokens = tokensFor();
-    const results = await Promise.all(Array.from({ length: 10 }, () => tokens.token(104)));
+    const results = await Promise.all(Array.from({ length: 10 }, () => tokens.token(104, SCOPE)));
     expect(new Set(results).size).toBe(1);
     expect(results[0]).toMatch(/^ghs_/);
     expect(mintCalls(104)).toHaveLength(1);
@@ -140,11 +172,11 @@ describe('InstallationTokens', () => {
   it('re-mints once less than 5 minutes of the token are left', async () => {
     let clock = Date.now();
     const tokens = tokensFor({ now: () => clock });
-    const first = await tokens.token(105);
+    const first = await tokens.token(105, SCOPE);
     clock += 54 * 60 * 1000; // 6 minutes left: still reused
-    expect(await tokens.token(105)).toBe(first);
+    expect(await tokens.token(105, SCOPE)).toBe(first);
     clock += 2 * 60 * 1000; // 4 minutes left: re-minted
-    const second = await tokens.token(105);
+    const second = await tokens.token(105, SCOPE);
     expect(second).toMatch(/^ghs_/);
     expect(second).not.toBe(first);
     expect(mintCalls(105)).toHaveLength(2);
@@ -153,8 +185,8 @@ describe('InstallationTokens', () => {
   it('reads the lifetime from expires_at: short-lived tokens are never reused', async () => {
     fake.tokenTtlMs = 4 * 60 * 1000;
     const tokens = tokensFor();
-    const first = await tokens.token(106);
-    const second = await tokens.token(106);
+    const first = await tokens.token(106, SCOPE);
+    const second = await tokens.token(106, SCOPE);
     expect(second).not.toBe(first);
     expect(mintCalls(106)).toHaveLength(2);
   });
@@ -165,7 +197,7 @@ describe('InstallationTokens', () => {
   ])('resolves undefined and warns when the mint answers $name', async ({ status }) => {
     const { logger, warnings } = captureLogs();
     fake.failNext('access_tokens', { status });
-    expect(await tokensFor({ logger }).token(107)).toBeUndefined();
+    expect(await tokensFor({ logger }).token(107, SCOPE)).toBeUndefined();
     expect(warnings()).toEqual([
       expect.objectContaining({ installationId: 107, status, error: 'HttpError', msg: expect.stringContaining('without a token') }),
     ]);
@@ -173,7 +205,7 @@ describe('InstallationTokens', () => {
 
   it('resolves undefined and warns when GitHub is unreachable', async () => {
     const { logger, warnings } = captureLogs();
-    expect(await tokensFor({ logger, url: deadUrl }).token(108)).toBeUndefined();
+    expect(await tokensFor({ logger, url: deadUrl }).token(108, SCOPE)).toBeUndefined();
     const [warning] = warnings();
     expect(warning).toMatchObject({ installationId: 108, error: 'ECONNREFUSED' });
     expect(warning?.status).toBeUndefined();
@@ -182,7 +214,7 @@ describe('InstallationTokens', () => {
   it('gives up on a slow mint after timeoutMs', async () => {
     const { logger, warnings } = captureLogs();
     fake.failNext('access_tokens', { delayMs: 2000 });
-    expect(await tokensFor({ logger, timeoutMs: 50 }).token(109)).toBeUndefined();
+    expect(await tokensFor({ logger, timeoutMs: 50 }).token(109, SCOPE)).toBeUndefined();
     expect(warnings()[0]).toMatchObject({ installationId: 109, error: 'TimeoutError' });
   });
 
@@ -190,22 +222,22 @@ describe('InstallationTokens', () => {
     let clock = Date.now();
     const { logger, warnings } = captureLogs();
     const tokens = tokensFor({ logger, now: () => clock });
-    const first = await tokens.token(110);
+    const first = await tokens.token(110, SCOPE);
     clock += 57 * 60 * 1000;
     fake.failNext('access_tokens', { status: 500 });
-    expect(await tokens.token(110)).toBe(first);
+    expect(await tokens.token(110, SCOPE)).toBe(first);
     expect(warnings()[0]).toMatchObject({ status: 500, isStaleUsable: true });
     clock += 4 * 60 * 1000; // expired now
     fake.failNext('access_tokens', { status: 500 });
-    expect(await tokens.token(110)).toBeUndefined();
+    expect(await tokens.token(110, SCOPE)).toBeUndefined();
   });
 
   it('mints nothing for an installation id that is not a positive integer', async () => {
     const { logger, warnings } = captureLogs();
     const tokens = tokensFor({ logger });
     const before = fake.callsTo('access_tokens').length;
-    expect(await tokens.token(0)).toBeUndefined();
-    expect(await tokens.token(1.5)).toBeUndefined();
+    expect(await tokens.token(0, SCOPE)).toBeUndefined();
+    expect(await tokens.token(1.5, SCOPE)).toBeUndefined();
     expect(fake.callsTo('access_tokens')).toHaveLength(before);
     expect(warnings()).toHaveLength(2);
   });
@@ -216,7 +248,7 @@ describe('InstallationTokens.fromConfig', () => {
     const path = join(tempDir, 'app.pem');
     writeFileSync(path, keys.privateKey);
     const tokens = InstallationTokens.fromConfig({ app_id: APP_ID, private_key_path: path, api_url: apiUrl }, captureLogs().logger);
-    expect(await tokens?.token(111)).toMatch(/^ghs_/);
+    expect(await tokens?.token(111, SCOPE)).toMatch(/^ghs_/);
   });
 
   it('takes an inline private_key, also a PKCS#8 one with escaped newlines', async () => {
@@ -226,7 +258,7 @@ describe('InstallationTokens.fromConfig', () => {
     try {
       const inline = pkcs8.privateKey.replace(/\n/g, '\\n');
       const tokens = InstallationTokens.fromConfig({ app_id: 7, private_key: inline, api_url: otherUrl }, captureLogs().logger);
-      expect(await tokens?.token(1)).toMatch(/^ghs_/);
+      expect(await tokens?.token(1, SCOPE)).toMatch(/^ghs_/);
     } finally {
       await other.stop();
     }

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { slackChannel } from '../../../channels/slack/index.js';
@@ -50,6 +51,29 @@ function messagePayload(fake: FakeSlack, eventId: string, ts: string): Record<st
   };
 }
 
+const CHUNK = Buffer.alloc(64 * 1024, 0x20);
+
+/** Announces 900 KB, writes one 64 KB chunk and waits for the answer without writing more. */
+function postPartially(url: URL, headers: Record<string, string>): Promise<{ status: number; connection: string | undefined; sentBytes: number }> {
+  return new Promise((resolve, reject) => {
+    let sentBytes = 0;
+    const req = request(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(900 * 1024) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, sentBytes });
+          req.destroy();
+        });
+      },
+    );
+    req.on('error', reject);
+    req.write(CHUNK, () => {
+      sentBytes += CHUNK.length;
+    });
+  });
+}
+
 describe('Slack HTTP events', () => {
   it('takes a signed event: 200 at once, then the intake gets it with a placeholder', async () => {
     const { fake, intake } = await startHttpSlack();
@@ -88,6 +112,21 @@ describe('Slack HTTP events', () => {
     expect(stale.status).toBe(401);
     expect(intake.reserved).toBe(0);
     expect(fake.calls.filter((c) => c.method === 'chat.postMessage')).toEqual([]);
+  });
+
+  it('answers an unsigned or stale post from its headers, before reading its body, and closes', async () => {
+    const { fake, intake } = await startHttpSlack();
+    const url = new URL(fake.eventsUrl as string);
+    const stale = String(Math.floor(Date.now() / 1000) - 6 * 60);
+    const refused: Record<string, string>[] = [{}, { 'x-slack-request-timestamp': stale, 'x-slack-signature': 'v0=00' }];
+    for (const headers of refused) {
+      const answer = await postPartially(url, headers);
+      expect(answer.status).toBe(401);
+      expect(answer.connection).toBe('close');
+      // The client sent one 64 KB chunk of the 900 KB it announced, and waited: the answer came anyway.
+      expect(answer.sentBytes).toBeLessThanOrEqual(CHUNK.length);
+    }
+    expect(intake.reserved).toBe(0);
   });
 
   it('answers a retried or replayed event 200 and hands it over only once', async () => {
