@@ -4,8 +4,8 @@ import { FakeTelegram } from '../fakes/telegram/index.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
- * Accounts mode without an isolated shell between accounts: `bash` only for people the operator
- * granted it, through the API and through a bound chat account alike. Whoever asks, the model is
+ * Accounts mode: `bash` only for people the operator granted it, through the API and through a
+ * bound chat account alike (test/e2e/sandbox-boundary.test.ts shows what a granted shell can see). Whoever asks, the model is
  * scripted to run `echo` when it is offered `bash`, so the reply says what the caller got.
  */
 
