@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeChatRequest, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
+import { apiClient, type Json } from './api-client.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -23,21 +24,7 @@ let server: ServerProcess;
 let dataDir: string;
 let nextChat = 9100;
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read as JSON and checked by the assertions.
-type Json = Record<string, any>;
-
-async function api(method: string, path: string, key: string | undefined, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      ...(key ? { authorization: `Bearer ${key}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Json) };
-}
+const api = apiClient(() => server.url);
 
 async function createUser(name: string): Promise<{ id: string; key: string }> {
   const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });

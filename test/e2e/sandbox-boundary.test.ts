@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChatRequest, FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
+import { apiClient, type Json } from './api-client.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -23,9 +24,6 @@ let server: ServerProcess;
 let dataDir: string;
 let configPath: string;
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read as JSON and checked by the assertions.
-type Json = Record<string, any>;
-
 function scriptedModel(request: FakeChatRequest): FakeReply {
   const last = request.messages.at(-1);
   if (last?.role === 'tool') return { text: `shell said: ${typeof last.content === 'string' ? last.content : ''}` };
@@ -34,31 +32,24 @@ function scriptedModel(request: FakeChatRequest): FakeReply {
   return { toolCalls: [{ name: 'bash', args: { description: 'probe', command: lastUserText(request.messages) } }] };
 }
 
-async function api(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Json };
-}
+const api = apiClient(() => server.url);
 
 async function grantedUser(name: string): Promise<{ id: string; key: string }> {
   const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
   expect(created.status).toBe(201);
-  expect((await api('PATCH', `/api/users/${created.body.user.id}`, ADMIN_TOKEN, { can_use_shell: true })).status).toBe(200);
-  return { id: created.body.user.id, key: created.body.api_key };
+  expect((await api('PATCH', `/api/users/${created.body?.user.id}`, ADMIN_TOKEN, { can_use_shell: true })).status).toBe(200);
+  return { id: created.body?.user.id, key: created.body?.api_key };
 }
 
 /** Runs `command` in `key`'s shell on a fresh thread; resolves with what the shell printed. */
 async function shell(key: string, command: string): Promise<string> {
   const thread = await api('POST', '/api/threads', key, {});
-  const run = await api('POST', `/api/threads/${thread.body.thread_id}/runs/wait`, key, {
+  const run = await api('POST', `/api/threads/${thread.body?.thread_id}/runs/wait`, key, {
     assistant_id: 'lead_agent',
     input: { messages: [{ role: 'human', content: command }] },
   });
   expect(run.status).toBe(200);
-  const reply = String(run.body.messages.at(-1)?.content);
+  const reply = String(run.body?.messages.at(-1)?.content);
   expect(reply.startsWith('shell said: ')).toBe(true);
   return reply.slice('shell said: '.length);
 }

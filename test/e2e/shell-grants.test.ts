@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeChatRequest, FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
+import { apiClient } from './api-client.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -19,9 +20,6 @@ let model: FakeOpenAI;
 let server: ServerProcess;
 let nextChat = 5100;
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are read as JSON and checked by the assertions.
-type Json = Record<string, any>;
-
 function toolNames(request: FakeChatRequest): string[] {
   return (request.tools ?? []).map((tool) => (tool as { function: { name: string } }).function.name);
 }
@@ -39,15 +37,7 @@ function scriptedModel(request: FakeChatRequest): FakeReply {
   return { toolCalls: [{ name: 'bash', args: { description: 'probe', command: 'echo granted-$((40+2))' } }] };
 }
 
-async function api(method: string, path: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: Json | undefined }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Json) };
-}
+const api = apiClient(() => server.url);
 
 async function createUser(name: string): Promise<{ id: string; key: string }> {
   const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
