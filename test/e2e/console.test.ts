@@ -6,7 +6,8 @@ import { type ServerProcess, startServerProcess, writeConfig } from './server-pr
 
 /**
  * The web console in a real headless Chromium against the real server: an operator creates a
- * user, the user connects Telegram through the fake Bot API and disconnects it again. Every
+ * user and grants or revokes their shell, the user connects Telegram through the fake Bot API and
+ * disconnects it again. Every
  * assertion is about what the page or the chat shows; elements are found by role and label, as
  * assistive technology finds them.
  */
@@ -70,6 +71,39 @@ async function statusText(page: Page): Promise<string> {
 /** How many entries the page keeps in sessionStorage (the test's tsconfig has no DOM types). */
 function storedKeys(page: Page): Promise<number> {
   return page.evaluate<number>('window.sessionStorage.length');
+}
+
+/** Operator calls made beside the console, as the CLI or a script would. */
+async function operatorApi<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const response = await fetch(`${server.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${path} answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+interface ApiUser {
+  id: string;
+  name: string;
+  can_use_shell: boolean;
+}
+
+/** What `GET /api/users` says of `name`'s shell grant. */
+async function grantedByApi(name: string): Promise<boolean | undefined> {
+  const { users } = await operatorApi<{ users: ApiUser[] }>('/api/users');
+  return users.find((user) => user.name === name)?.can_use_shell;
+}
+
+/** The users-table row whose name cell is exactly `name`. */
+function userRow(page: Page, name: string) {
+  return page.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) });
+}
+
+/** What the Shell column says for `name` (the words beside the button). */
+async function shellColumn(page: Page, name: string): Promise<string> {
+  return ((await userRow(page, name).locator('.shell-state').textContent()) ?? '').trim();
 }
 
 async function signIn(page: Page, key: string): Promise<void> {
@@ -181,5 +215,56 @@ describe('web console', () => {
     await expect.poll(() => disconnect.count()).toBe(0);
     expect(await page.getByText('No connected accounts.').isVisible()).toBe(true);
     expect(await statusText(page)).toMatch(/^Disconnected Telegram account /);
+  });
+
+  it('operator grants and revokes the shell per user; the API agrees, and the column reads what the API says after a reload', async () => {
+    // Users made through the API, as with the CLI: the console must show what exists, not only what it made.
+    await operatorApi('/api/users', { method: 'POST', body: { name: 'bea' } });
+    await operatorApi('/api/users', { method: 'POST', body: { name: 'cyd' } });
+    const { page } = await openConsole();
+    await signIn(page, ADMIN_TOKEN);
+    await page.getByRole('columnheader', { name: 'Shell' }).waitFor();
+    await expect.poll(() => shellColumn(page, 'bea')).toBe('Not granted');
+    expect(await shellColumn(page, 'cyd')).toBe('Not granted');
+
+    // Grant: the server holds it, the row shows it, and only bea changed.
+    await page.getByRole('button', { name: 'Grant shell to bea' }).click();
+    await expect.poll(() => statusText(page)).toBe('Granted the shell to bea.');
+    expect(await grantedByApi('bea')).toBe(true);
+    expect(await grantedByApi('cyd')).toBe(false);
+    expect(await shellColumn(page, 'bea')).toBe('Granted');
+    expect(await shellColumn(page, 'cyd')).toBe('Not granted');
+    // The row is rebuilt from the answer; focus stays on its button, so a keyboard user is not lost.
+    const revokeBea = page.getByRole('button', { name: 'Revoke shell from bea' });
+    expect(await revokeBea.textContent()).toBe('Revoke shell');
+    expect(await page.evaluate<string | null>('document.activeElement?.getAttribute("aria-label") ?? null')).toBe('Revoke shell from bea');
+
+    // A grant made elsewhere (CLI, API) shows after a reload; the tab keeps its key.
+    const cyd = (await operatorApi<{ users: ApiUser[] }>('/api/users')).users.find((user) => user.name === 'cyd');
+    await operatorApi(`/api/users/${cyd?.id}`, { method: 'PATCH', body: { can_use_shell: true } });
+    await page.reload();
+    await page.getByRole('columnheader', { name: 'Shell' }).waitFor();
+    await expect.poll(() => shellColumn(page, 'cyd')).toBe('Granted');
+    expect(await shellColumn(page, 'bea')).toBe('Granted');
+
+    // A failed request is said in the status line and changes nothing on the page.
+    await page.route('**/api/users/*', (route) => (route.request().method() === 'PATCH' ? route.abort() : route.fallback()));
+    await page.getByRole('button', { name: 'Revoke shell from bea' }).click();
+    await expect.poll(() => statusText(page)).toBe('Could not reach the server. Try again.');
+    expect(await shellColumn(page, 'bea')).toBe('Granted');
+    expect(await page.getByRole('button', { name: 'Revoke shell from bea' }).isEnabled()).toBe(true);
+    expect(await grantedByApi('bea')).toBe(true);
+    await page.unroute('**/api/users/*');
+
+    // Revoke with the keyboard: back to no shell, on the server and on the page, also after a reload.
+    await page.getByRole('button', { name: 'Revoke shell from bea' }).press('Enter');
+    await expect.poll(() => statusText(page)).toBe('Revoked the shell from bea.');
+    expect(await grantedByApi('bea')).toBe(false);
+    expect(await shellColumn(page, 'bea')).toBe('Not granted');
+    await page.reload();
+    await page.getByRole('columnheader', { name: 'Shell' }).waitFor();
+    await expect.poll(() => shellColumn(page, 'bea')).toBe('Not granted');
+    expect(await shellColumn(page, 'cyd')).toBe('Granted');
+    expect(await page.getByRole('button', { name: 'Grant shell to bea' }).isVisible()).toBe(true);
   });
 });

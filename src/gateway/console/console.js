@@ -1,6 +1,6 @@
 /**
  * The web console (docs/console.md): sign in with an API key; a user connects chat apps, an
- * operator creates users. Plain DOM, no framework, nothing loaded from elsewhere. Text from the
+ * operator creates users and grants or revokes their shell. Plain DOM, no framework, nothing loaded from elsewhere. Text from the
  * server always goes in through `textContent`, never as HTML.
  */
 
@@ -16,6 +16,14 @@ const TEXT = {
   connected: 'Connected',
   nameRequired: 'Enter a name for the user.',
   keyRequired: 'Enter your API key.',
+  shellGranted: 'Granted',
+  shellNotGranted: 'Not granted',
+  grantShell: 'Grant shell',
+  revokeShell: 'Revoke shell',
+  grantShellTo: (name) => `Grant shell to ${name}`,
+  revokeShellFrom: (name) => `Revoke shell from ${name}`,
+  grantedShell: (name) => `Granted the shell to ${name}.`,
+  revokedShell: (name) => `Revoked the shell from ${name}.`,
 };
 
 const STATUS_LABELS = {
@@ -154,14 +162,49 @@ async function showOperator() {
 
 async function loadUsers() {
   const { users } = await api('/api/users');
-  const rows = users.map((user) => {
-    const row = element('tr');
-    row.append(element('td', { text: user.name }), element('td', { text: user.id }), element('td', { text: formatTime(user.created_at) }));
-    return row;
-  });
+  const rows = users.map(userRow);
   byId('users').tBodies[0].replaceChildren(...rows);
   byId('users').hidden = rows.length === 0;
   byId('users-empty').hidden = rows.length > 0;
+}
+
+function userRow(user) {
+  const row = element('tr');
+  row.append(element('td', { text: user.name }), element('td', { text: user.id }), element('td', { text: formatTime(user.created_at) }), shellCell(user, row));
+  return row;
+}
+
+/** Whether `user` may use the shell, and the one button that flips it. */
+function shellCell(user, row) {
+  const granted = user.can_use_shell === true;
+  const cell = element('td', { className: 'shell' });
+  const words = element('span', { text: granted ? TEXT.shellGranted : TEXT.shellNotGranted, className: 'shell-state' });
+  words.dataset.granted = String(granted);
+  const button = element('button', { text: granted ? TEXT.revokeShell : TEXT.grantShell });
+  button.type = 'button';
+  button.setAttribute('aria-label', granted ? TEXT.revokeShellFrom(user.name) : TEXT.grantShellTo(user.name));
+  button.addEventListener('click', () => {
+    // Disabling the button while busy takes its focus away; a keyboard user gets it back after.
+    const hadFocus = document.activeElement === button;
+    void whileBusy(button, () => setShell(user, !granted, row, hadFocus)).then(() => {
+      if (hadFocus && button.isConnected) button.focus();
+    });
+  });
+  cell.append(words, button);
+  return cell;
+}
+
+/**
+ * PATCHes the grant and rebuilds the row from the server's answer rather than from what was
+ * asked, so the page never shows a grant the server does not hold. The new row's button takes
+ * the focus the old one had, or a keyboard user would be dropped to the top of the page.
+ */
+async function setShell(user, canUseShell, row, hadFocus) {
+  const { user: updated } = await api(`/api/users/${encodeURIComponent(user.id)}`, { method: 'PATCH', body: { can_use_shell: canUseShell } });
+  const fresh = userRow(updated);
+  row.replaceWith(fresh);
+  if (hadFocus) fresh.querySelector('button').focus();
+  say(updated.can_use_shell ? TEXT.grantedShell(updated.name) : TEXT.revokedShell(updated.name));
 }
 
 async function createUser(name) {
