@@ -7,8 +7,9 @@ import type { CompletedRun, PromptSources } from './lead-agent.js';
 import { conversationForMemory, formatMemoryForPrompt, MemoryQueue, MemoryStore, MemoryUpdater } from './memory/index.js';
 import { ChatModels } from './models.js';
 import { hiddenEntries, probeBubblewrap, resolveIsolation, type SandboxIsolation, sandboxUserFor, systemLayout } from './sandbox/bubblewrap.js';
+import { createContextResolver } from './sandbox/context.js';
 import { SandboxPaths } from './sandbox/paths.js';
-import { type BubblewrapSetup, createContextResolver, createSandboxTools } from './sandbox/tools.js';
+import { type BubblewrapSetup, createSandboxTools } from './sandbox/tools.js';
 import { formatActiveSkill, formatAvailableSkills, resolveSlashSkill, SkillRegistry, type SlashSkillResolution } from './skills/index.js';
 
 export interface AgentServicesOptions {

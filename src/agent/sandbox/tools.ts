@@ -1,32 +1,15 @@
-import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { DEFAULT_USER_ID } from '../../runtime/types.js';
 import { type BashSandbox, hostToVirtual, runBash } from './bash.js';
 import { bubblewrapArgs, type SandboxUser, type SystemEntry } from './bubblewrap.js';
 import type { SandboxConfig } from './config.js';
+import type { SandboxContext } from './context.js';
 import { buildSandboxEnv } from './environment.js';
-import { SandboxError, SandboxPaths, showPath, VIRTUAL_USER_DATA } from './paths.js';
-
-/** What one tool call runs against: the thread's folders and variables injected for this call only. */
-export interface SandboxContext {
-  paths: SandboxPaths;
-  /** Added to the bash environment on purpose, e.g. `DEERFLOW_CHANNEL_USER_ID`. */
-  perCallEnv: Record<string, string>;
-  /** The run's own network choice (an agent's `sandbox.network`); absent = `sandbox.network`. */
-  isNetworkEnabled?: boolean | undefined;
-  /** Values never shown to the model: replaced by `***` wherever they appear in command output. */
-  maskedValues?: readonly string[];
-}
-
-/** `configurable` key of the run's secret variables (`RunOptions.sandboxSecrets`). */
-export const SANDBOX_SECRETS_KEY = 'deerflow_sandbox_secrets';
-/** `configurable` key of the run's plain variables (`RunOptions.sandboxVariables`). */
-export const SANDBOX_VARIABLES_KEY = 'deerflow_sandbox_variables';
-/** `configurable` key of the run's network choice (boolean; an agent's `sandbox.network`). */
-export const SANDBOX_NETWORK_KEY = 'deerflow_sandbox_network';
+import { fsStep, listTree, readTextFile, statOrExplain } from './file-access.js';
+import { SandboxError, type SandboxPaths, showPath, VIRTUAL_USER_DATA } from './paths.js';
 
 /** Everything a bash call needs to start in bubblewrap, fixed at start. */
 export interface BubblewrapSetup {
@@ -49,10 +32,6 @@ export interface SandboxToolsOptions {
   bubblewrap?: BubblewrapSetup | undefined;
 }
 
-/** Files bigger than this are refused by read_file and str_replace; bash (head, sed) can read parts. */
-const MAX_FILE_BYTES = 20 * 1024 * 1024;
-/** Entries ls returns at most. */
-const MAX_LS_ENTRIES = 500;
 
 const descriptionField = z
   .string()
@@ -287,111 +266,4 @@ function explain(error: unknown, paths: SandboxPaths | undefined): string {
   if (error instanceof SandboxError) return error.message;
   const message = error instanceof Error ? error.message : String(error);
   return paths === undefined ? 'the sandbox is not available for this thread' : hostToVirtual(message, paths.mappings());
-}
-
-const FS_ERRORS: Record<string, string> = {
-  ENOENT: 'does not exist',
-  ENOTDIR: 'has a parent that is not a directory',
-  EISDIR: 'is a directory',
-  EACCES: 'is not accessible (permission denied)',
-  EPERM: 'is not accessible (operation not permitted)',
-  ENOSPC: 'cannot be written: no space left',
-};
-
-/** Runs a file-system step, turning Node's errors (which name host paths) into SandboxErrors. */
-async function fsStep<T>(virtualPath: string, step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException | undefined)?.code;
-    const reason = code === undefined ? undefined : FS_ERRORS[code];
-    throw new SandboxError(`${showPath(virtualPath)} ${reason ?? `could not be accessed (${code ?? 'unknown error'})`}`, {
-      cause: error,
-    });
-  }
-}
-
-function statOrExplain(hostPath: string, virtualPath: string) {
-  return fsStep(virtualPath, () => stat(hostPath));
-}
-
-async function readTextFile(hostPath: string, virtualPath: string): Promise<string> {
-  const shown = showPath(virtualPath);
-  const info = await statOrExplain(hostPath, virtualPath);
-  if (info.isDirectory()) throw new SandboxError(`${shown} is a directory; use ls`);
-  if (info.size > MAX_FILE_BYTES) {
-    throw new SandboxError(`${shown} is too large (${info.size} bytes); use bash (head, sed -n) to read parts`);
-  }
-  const bytes = await fsStep(virtualPath, () => readFile(hostPath));
-  if (bytes.includes(0)) throw new SandboxError(`${shown} is a binary file (${bytes.length} bytes)`);
-  return bytes.toString('utf8');
-}
-
-/** Lines of a two-level tree under `hostDir`, named by virtual path; directories end in `/`. */
-async function listTree(hostDir: string, virtualDir: string): Promise<string[]> {
-  const lines: string[] = [];
-  const walk = async (host: string, virtual: string, depth: number): Promise<void> => {
-    const entries = await fsStep(virtual, () => readdir(host, { withFileTypes: true }));
-    entries.sort((a, b) => a.name.localeCompare(b.name));
-    for (const entry of entries) {
-      if (lines.length >= MAX_LS_ENTRIES) return;
-      const child = `${virtual === '/' ? '' : virtual}/${entry.name}`;
-      const isDir = entry.isDirectory(); // Symlinks are listed, never followed.
-      lines.push(`${'  '.repeat(depth)}${child}${isDir ? '/' : ''}`);
-      if (isDir && depth < 1) await walk(`${host}/${entry.name}`, child, depth + 1);
-    }
-  };
-  await walk(hostDir, virtualDir, 0);
-  if (lines.length >= MAX_LS_ENTRIES) lines.push(`[... listing stopped at ${MAX_LS_ENTRIES} entries ...]`);
-  return lines;
-}
-
-/** The run's variables: string values under valid variable names only. */
-function variablesOf(value: unknown): Record<string, string> {
-  if (value === null || typeof value !== 'object') return {};
-  return Object.fromEntries(
-    Object.entries(value).filter((entry): entry is [string, string] => /^[A-Z_][A-Z0-9_]*$/.test(entry[0]) && typeof entry[1] === 'string'),
-  );
-}
-
-/** Longer platform ids are not exported: the value comes from the caller and is informational. */
-const MAX_CHANNEL_USER_ID_CHARS = 256;
-
-/**
- * The usual `resolveContext`: thread from `configurable.thread_id` (required), user from
- * `configurable.user_id` (default `default`). Chat runs also carry the sender's raw platform id
- * (`configurable.channel_user_id`), exported to bash as `DEERFLOW_CHANNEL_USER_ID` for that call:
- * in a group thread it tells the senders apart. It is informational, never proof of identity.
- * The run's variables (`SANDBOX_VARIABLES_KEY`) and secrets (`SANDBOX_SECRETS_KEY`) are exported
- * too, the secrets masked in the output; a boolean under `SANDBOX_NETWORK_KEY` sets the network.
- *
- * @throws SandboxError when the run has no thread id or an id has unsafe characters.
- */
-export function createContextResolver(options: {
-  dataDir: string;
-  skillsDir: string;
-  /** The sandbox user when the server runs as root (see `SandboxPathsOptions.owner`). */
-  owner?: SandboxUser | undefined;
-}): (config: RunnableConfig) => SandboxContext {
-  return (config) => {
-    const threadId = config.configurable?.thread_id;
-    const userId = config.configurable?.user_id ?? DEFAULT_USER_ID;
-    const channelUserId = config.configurable?.channel_user_id;
-    if (typeof threadId !== 'string') throw new SandboxError('the sandbox needs a thread; this run has none');
-    if (typeof userId !== 'string') throw new SandboxError('invalid user id');
-    const paths = new SandboxPaths({ dataDir: options.dataDir, skillsDir: options.skillsDir, userId, threadId, owner: options.owner });
-    const perCallEnv: Record<string, string> = {};
-    if (typeof channelUserId === 'string' && channelUserId !== '' && channelUserId.length <= MAX_CHANNEL_USER_ID_CHARS) {
-      perCallEnv.DEERFLOW_CHANNEL_USER_ID = channelUserId;
-    }
-    const variables = variablesOf(config.configurable?.[SANDBOX_VARIABLES_KEY]);
-    const secrets = variablesOf(config.configurable?.[SANDBOX_SECRETS_KEY]);
-    const network = config.configurable?.[SANDBOX_NETWORK_KEY];
-    return {
-      paths,
-      perCallEnv: { ...perCallEnv, ...variables, ...secrets },
-      maskedValues: Object.values(secrets),
-      ...(typeof network === 'boolean' ? { isNetworkEnabled: network } : {}),
-    };
-  };
 }

@@ -6,7 +6,8 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { probeBubblewrap, sandboxUserFor, systemLayout, UNPRIVILEGED_ID } from '../../../src/agent/sandbox/bubblewrap.js';
 import { sandboxConfigSchema } from '../../../src/agent/sandbox/config.js';
-import { createContextResolver, createSandboxTools, SANDBOX_NETWORK_KEY } from '../../../src/agent/sandbox/tools.js';
+import { createContextResolver, SANDBOX_NETWORK_KEY } from '../../../src/agent/sandbox/context.js';
+import { createSandboxTools } from '../../../src/agent/sandbox/tools.js';
 
 /**
  * The shell in a real bubblewrap, as a granted user's `bash` tool runs it. Linux only; there a

@@ -3,8 +3,8 @@ import {
   type BubblewrapProbe,
   bubblewrapArgs,
   resolveIsolation,
-  sandboxUserFor,
   type SystemEntry,
+  sandboxUserFor,
 } from '../../../../src/agent/sandbox/bubblewrap.js';
 import { ConfigError } from '../../../../src/errors.js';
 

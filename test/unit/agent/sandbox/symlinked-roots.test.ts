@@ -7,8 +7,9 @@ import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveOutputFiles } from '../../../../src/agent/sandbox/artifacts.js';
 import { sandboxConfigSchema } from '../../../../src/agent/sandbox/config.js';
+import { createContextResolver } from '../../../../src/agent/sandbox/context.js';
 import { SandboxError, SandboxPaths } from '../../../../src/agent/sandbox/paths.js';
-import { createContextResolver, createSandboxTools } from '../../../../src/agent/sandbox/tools.js';
+import { createSandboxTools } from '../../../../src/agent/sandbox/tools.js';
 import { saveUploads } from '../../../../src/agent/sandbox/uploads.js';
 
 /**

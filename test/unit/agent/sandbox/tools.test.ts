@@ -6,8 +6,9 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { sandboxConfigSchema } from '../../../../src/agent/sandbox/config.js';
+import { createContextResolver } from '../../../../src/agent/sandbox/context.js';
 import { SandboxPaths } from '../../../../src/agent/sandbox/paths.js';
-import { createContextResolver, createSandboxTools } from '../../../../src/agent/sandbox/tools.js';
+import { createSandboxTools } from '../../../../src/agent/sandbox/tools.js';
 
 let root: string;
 let tools: Map<string, StructuredToolInterface>;
