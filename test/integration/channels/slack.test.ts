@@ -241,19 +241,17 @@ describe('Slack egress', () => {
       round += 1;
       for (const [i, reply] of replies.entries()) reply.update(`reply ${i} round ${round}`);
     }, 100);
-    await new Promise((resolve) => setTimeout(resolve, 4000));
-    clearInterval(timer);
-    const updates = fake.calls.filter((c) => c.method === 'chat.update' && c.at >= startedAt).map((c) => c.at);
+    const updatesSinceStart = () => fake.calls.filter((c) => c.method === 'chat.update' && c.at >= startedAt);
+    // Until every reply got a turn, however slow the machine: the budget decides the pace, not the test.
+    await fake.waitFor(() => new Set(updatesSinceStart().map((c) => c.params.ts)).size === 3, 30_000).finally(() => clearInterval(timer));
+    const updates = updatesSinceStart().map((c) => c.at);
     const gaps = updates.slice(1).map((at, i) => at - (updates[i] as number));
-    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates.length).toBeGreaterThanOrEqual(3);
     // Undocumented timing slack: timers fire a few ms early or late; the budget is 1200 ms.
     expect(gaps.filter((gap) => gap < 1150)).toEqual([]);
-    // Every reply got a turn.
-    const edited = new Set(fake.calls.filter((c) => c.method === 'chat.update').map((c) => c.params.ts));
-    expect(edited.size).toBe(3);
     await Promise.all(replies.map((reply, i) => reply.finish(`done ${i}`)));
     expect(fake.botMessages(CHANNEL).map((m) => m.text).sort()).toEqual(['done 0', 'done 1', 'done 2']);
-  }, 15_000);
+  }, 60_000);
 
   it('waits out a 429 on a final post (Retry-After) without sending early, then delivers', async () => {
     const { fake, intake, adapter } = await startSlack({ native_streaming: false });
