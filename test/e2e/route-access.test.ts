@@ -166,6 +166,15 @@ describe('every route under every spelling', () => {
     }
   });
 
+  it('answers HEAD of every GET route as the GET, under every spelling: 401 unless public', async () => {
+    for (const route of GATEWAY_ROUTES.filter((r) => r.method === 'GET')) {
+      for (const target of Object.values(spellingsOf(route))) {
+        const { status } = await send('HEAD', target);
+        expect({ route: route.template, target, status }).toEqual({ route: route.template, target, status: route.isPublic ? 200 : 401 });
+      }
+    }
+  });
+
   it('answers a path no route serves with 401 without a key and 404 with one, under every spelling', async () => {
     for (const target of ['/api/nothing-here', '/%61pi/nothing-here', '//api/nothing-here', `http://127.0.0.1:${port}/nope`]) {
       expect((await send('GET', target)).status).toBe(401);
