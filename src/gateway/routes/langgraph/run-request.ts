@@ -41,23 +41,15 @@ export function toRunRequest(body: RunBody): RunRequest {
   return request;
 }
 
-/** What the gateway knows about the server when it admits a run. */
-export interface AdmissionOptions {
-  /**
-   * True when the server requires a principal on the API (accounts mode). A run without one then
-   * got past authentication by mistake and is not trusted. Default false.
-   */
-  isPrincipalRequired?: boolean;
-}
-
 /**
  * Whether the caller's runs get `bash` (`context.trusted_sender`, read by the runtime's
- * `accessFor`): the operator, and callers without a principal where the server asks for none
- * (accounts off), as before; a user only when the operator granted them the shell. A body value
- * can take trust away (a client acting for someone less trusted), never add it.
+ * `accessFor`): the operator; a caller without a principal, who reaches a run route only on a
+ * server that requires none (a single-user server: the gateway's auth hook answers 401
+ * everywhere else); a user only when the operator granted them the shell. A body value can take
+ * trust away (a client acting for someone less trusted), never add it.
  */
-export function trustOf(principal: Principal | undefined, claimed: unknown, options: AdmissionOptions = {}): boolean {
-  const isTrusted = principal === undefined ? options.isPrincipalRequired !== true : principal.kind === 'operator' || principal.user.canUseShell;
+export function trustOf(principal: Principal | undefined, claimed: unknown): boolean {
+  const isTrusted = principal === undefined || principal.kind === 'operator' || principal.user.canUseShell;
   return isTrusted && claimed !== false;
 }
 
@@ -72,10 +64,9 @@ export async function admitRun(
   threadId: string,
   body: RunBody,
   principal?: Principal,
-  options: AdmissionOptions = {},
 ): Promise<RunRequest> {
   const request = toRunRequest(body);
-  const trusted = trustOf(principal, request.context?.trusted_sender, options);
+  const trusted = trustOf(principal, request.context?.trusted_sender);
   if (principal?.kind === 'user') {
     const { channel_user_id: _channelUserId, ...context } = request.context ?? {};
     request.context = { ...context, user_id: principal.user.id };

@@ -67,14 +67,12 @@ describe('trustOf: whether a gateway caller gets bash', () => {
     ['no principal (an open server without accounts)', undefined, undefined, true],
     ['no principal, claiming trust', undefined, true, true],
     ['no principal, giving trust away', undefined, false, false],
-    ['no principal where one is required (past authentication by mistake)', undefined, undefined, false],
-    ['no principal where one is required, claiming trust', undefined, true, false],
     ['an ungranted user', user(false), undefined, false],
     ['an ungranted user claiming trust in the body', user(false), true, false],
     ['an ungranted user claiming trust as a string', user(false), 'true', false],
     ['a granted user', user(true), undefined, true],
     ['a granted user giving trust away', user(true), false, false],
-  ])('%s → %s', (name, principal, claimed, expected) => {
-    expect(trustOf(principal, claimed, { isPrincipalRequired: name.includes('required') })).toBe(expected);
+  ])('%s → %s', (_name, principal, claimed, expected) => {
+    expect(trustOf(principal, claimed)).toBe(expected);
   });
 });
