@@ -27,10 +27,9 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024;
  * Routes: `GET /health`, `GET /api/models`, the LangGraph API subset under `/api/threads`, a
  * thread's goal (`/api/threads/:id/goal`), `/api/memory`, `/api/skills` (when given), and
  * each channel's webhooks under `/api/webhooks/<name>`. Deny by default: with `deps.auth`, only
- * routes declared public (`PUBLIC_ROUTE`) answer without a key, under any spelling of their path
- * (`canonicalUrl`). Every request gets a UUID request id,
- * echoed as `x-request-id` and logged as `reqId`. Errors answer `{code, message}` as
- * `error-handler.ts` describes.
+ * routes declared public (`PUBLIC_ROUTE`, every webhook) answer without a key, under any spelling
+ * of their path (`canonicalUrl`). Every request gets a UUID request id, echoed as `x-request-id`
+ * and logged as `reqId`. Errors answer `{code, message}` as `error-handler.ts` describes.
  *
  * @throws ConfigError when `channelRoutes` names are invalid or repeated.
  */
