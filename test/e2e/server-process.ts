@@ -62,7 +62,11 @@ export async function startServerProcess(args: string[], options: SpawnOptions =
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not listen within ${timeoutMs} ms\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // A server that never listened is no use to the test, and must not outlive it.
+      child.kill('SIGKILL');
+      reject(new Error(`server did not listen within ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
     child.stdout?.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       const lines = buffered.split('\n');
