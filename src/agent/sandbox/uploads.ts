@@ -1,4 +1,4 @@
-import { lstat, open, readdir, unlink } from 'node:fs/promises';
+import { open, readdir, unlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { UploadedFileInfo } from '../prompt.js';
 import { isFsError, SandboxError, type SandboxPaths, VIRTUAL_USER_DATA } from './paths.js';
@@ -68,17 +68,9 @@ function fallbackName(index: number, isImage: boolean): string {
   return `upload-${index + 1}.${isImage ? 'png' : 'bin'}`;
 }
 
-/** @throws SandboxError when the uploads folder is a symlink or not a directory. */
-async function assertRealUploadsDir(paths: SandboxPaths): Promise<void> {
-  const info = await lstat(paths.uploadsDir);
-  if (info.isSymbolicLink() || !info.isDirectory()) {
-    throw new SandboxError('the thread uploads folder is not a real directory; refusing to save uploads');
-  }
-}
-
 /**
- * Creates `name` (or `name_1`, `name_2`… when taken) in `dir` with exclusive create, so an
- * existing file or symlink there is never followed or overwritten. Returns the name used.
+ * Creates `name` (or `name_1`, `name_2`… when taken) in the thread's uploads folder with exclusive
+ * create, so an existing file or symlink there is never followed or overwritten. Returns the name used.
  */
 async function createUnique(paths: SandboxPaths, name: string, bytes: Uint8Array, claimed: Set<string>): Promise<string> {
   const dir = paths.uploadsDir;
@@ -125,8 +117,8 @@ async function createUnique(paths: SandboxPaths, name: string, bytes: Uint8Array
  *   (files saved before the failure stay). Messages never name host paths.
  */
 export async function saveUploads(paths: SandboxPaths, files: readonly UploadInput[]): Promise<UploadedFile[]> {
+  // Also refuses an uploads folder (or a folder above it) that is a symlink or not a directory.
   await paths.ensure();
-  await assertRealUploadsDir(paths);
   const claimed = new Set(await readdir(paths.uploadsDir));
   const saved: UploadedFile[] = [];
   for (const [index, file] of files.entries()) {
