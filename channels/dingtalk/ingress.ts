@@ -1,6 +1,7 @@
 import type { DWClientDownStream } from 'dingtalk-stream';
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
+import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { ChannelDeps, ChannelStatus, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
@@ -8,7 +9,6 @@ import type { CardApi } from './card.js';
 import { WORKING_TEXT } from './limits.js';
 import { type ParsedRobotMessage, parseRobotMessage, stripLeadingMentions } from './parse.js';
 import { robotMessageSchema } from './schemas.js';
-import { logMalformedEvent } from '../malformed-event.js';
 import type { RobotSender, SessionWebhooks } from './sender.js';
 import { StreamConnection } from './stream.js';
 

@@ -1,13 +1,13 @@
 import { ChannelType, type Client, Events, type Message } from 'discord.js';
+import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import { settledWithin } from '../../src/time.js';
 import type { DiscordApi } from './api.js';
 import { gatewayCloseError, toChannelError } from './errors.js';
 import { discordInboundFiles } from './files.js';
-import { logMalformedEvent } from '../malformed-event.js';
-import { discordMessageCreateSchema } from './schemas.js';
 import { decideMessage, type MessageFacts, type Route, type RoutingContext } from './routing.js';
+import { discordMessageCreateSchema } from './schemas.js';
 import type { ThreadMap } from './threads.js';
 import type { TypingIndicators } from './typing.js';
 

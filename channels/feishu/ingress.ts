@@ -1,19 +1,19 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
+import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { ChannelDeps, ChannelStatus, InboundFile, InboundMessage, InboundReservation, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
-import { settledWithin, within } from '../../src/time.js';
 import type { Logger } from '../../src/logger.js';
+import { settledWithin, within } from '../../src/time.js';
 import { type FeishuApi, sdkLogger } from './api.js';
 import type { CardRegistry } from './cards.js';
 import { FEISHU_REACTIONS } from './egress.js';
 import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
 import { encodeFileRef } from './files.js';
 import { parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
-import { type FeishuMessageEvent, feishuMessageEventSchema } from './schemas.js';
-import { logMalformedEvent } from '../malformed-event.js';
 import { sourcePreview, withSourcePreview } from './render.js';
+import { type FeishuMessageEvent, feishuMessageEventSchema } from './schemas.js';
 import type { GroupTopics } from './topics.js';
 
 export type { FeishuMessageEvent } from './schemas.js';

@@ -3,6 +3,7 @@ import type { InboundMessage } from '../../src/channel/types.js';
 import type { GitHubAgentConfig, GitHubBinding, GitHubTrigger } from './bindings.js';
 import { buildPrompt } from './prompts.js';
 import type { ReactionTarget } from './reactions.js';
+import type { TokenPermissionLevel } from './tokens.js';
 
 /**
  * One webhook delivery → one inbound message per bound agent that should act on it (reference
@@ -288,7 +289,7 @@ export interface FanOutMessage {
     deliveryId?: string;
     installationId?: number;
     /** The agent's `token_permissions`, when it set them. */
-    tokenPermissions?: Record<string, 'read' | 'write'>;
+    tokenPermissions?: Record<string, TokenPermissionLevel>;
     recursionLimit?: number;
   };
   /**

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { WebhookDeliveries } from '../../src/channel/types.js';
 import { errorResponses } from '../../src/gateway/error-handler.js';
 import { type ZodTypeProvider, zodSerializerCompiler, zodValidatorCompiler } from '../../src/gateway/validation.js';
 import type { Logger } from '../../src/logger.js';
-import { logMalformedEvent } from '../malformed-event.js';
 import { isGitHubEvent } from './bindings.js';
 import type { GitHubConfig } from './config.js';
 import { githubPayloadSchemas } from './schemas.js';
@@ -13,11 +13,11 @@ import {
   contentLengthOf,
   GITHUB_WEBHOOK_BODY_LIMIT_BYTES,
   GITHUB_WEBHOOK_BUSY_RETRY_AFTER_SECONDS,
+  GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT,
   GITHUB_WEBHOOK_LARGE_BODY_BYTES,
+  GITHUB_WEBHOOK_SMALL_BODIES_IN_FLIGHT_BYTES,
   githubWebhookMessages,
   headerOf,
-  GITHUB_WEBHOOK_LARGE_BODIES_IN_FLIGHT,
-  GITHUB_WEBHOOK_SMALL_BODIES_IN_FLIGHT_BYTES,
   InFlightBudget,
   type ReadBody,
   type Rejection,

@@ -1,4 +1,5 @@
 import { App, type Receiver, SocketModeReceiver, type webApi } from '@slack/bolt';
+import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { describeError } from '../../src/errors.js';
@@ -8,8 +9,7 @@ import type { SlackApi } from './api.js';
 import { boltLogger, noopReceiver } from './bolt.js';
 import { WORKSPACE_KEY } from './budget.js';
 import { SLACK_REACTIONS } from './egress.js';
-import { toChannelError, notRunningReason } from './errors.js';
-import { logMalformedEvent } from '../malformed-event.js';
+import { notRunningReason, toChannelError } from './errors.js';
 import { decideEvent, slackEventCallbackSchema, slackMessageEventSchema } from './events.js';
 
 /** Everything this adapter says to users by itself (reference §6.1). */

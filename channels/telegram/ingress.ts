@@ -1,17 +1,17 @@
 import type { Bot } from 'grammy';
 import type { Message, User } from 'grammy/types';
-import { logMalformedEvent } from '../malformed-event.js';
-import { telegramMessageSchema } from './schemas.js';
+import { classifyText } from '../../src/channel/commands.js';
+import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import { settledWithin } from '../../src/time.js';
-import { classifyText } from '../../src/channel/commands.js';
 import { normalizeCommand, parseStartCommand } from './commands.js';
 import { sendTelegramText } from './egress.js';
-import { toChannelError, notRunningReason } from './errors.js';
+import { notRunningReason, toChannelError } from './errors.js';
 import { isPrivateChatType, topicIdFor } from './ids.js';
 import { telegramInboundFiles } from './inbound-files.js';
+import { telegramMessageSchema } from './schemas.js';
 
 /** Everything this adapter says to users by itself (reference §5.3, §6.2). */
 export const TELEGRAM_REPLIES = {

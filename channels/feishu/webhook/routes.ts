@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { logMalformedEvent } from '../../../src/channel/malformed-event.js';
 import type { Logger } from '../../../src/logger.js';
-import { logMalformedEvent } from '../../malformed-event.js';
 import { feishuCallbackSchema } from '../schemas.js';
 import { verifyFeishuCallback } from './verify.js';
 

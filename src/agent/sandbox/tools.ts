@@ -32,7 +32,6 @@ export interface SandboxToolsOptions {
   bubblewrap?: BubblewrapSetup | undefined;
 }
 
-
 const descriptionField = z
   .string()
   .describe('Explain why you are doing this in short words. ALWAYS PROVIDE THIS PARAMETER FIRST.');

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Logger } from '../src/logger.js';
+import type { Logger } from '../logger.js';
 
 /**
  * The one warning every adapter logs for an event that passed its platform's signature or socket
