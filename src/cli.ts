@@ -29,7 +29,7 @@ async function cli(): Promise<number> {
     return 2;
   }
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
-  const database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir) });
+  const database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir), sharedBuffers: config.database.pglite_shared_buffers });
   try {
     const users = new UsersRepo(database.db);
     const [argument] = rest as [string];

@@ -1,16 +1,58 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { platforms } from '../channels/index.js';
 import { forgetVariables, loadConfig } from './config/index.js';
 import { ConfigError, describeError } from './errors.js';
 import { createLogger } from './logger.js';
-import { startServer } from './server.js';
+import { PACKAGE_MANIFEST } from './paths.js';
+
+const USAGE = `usage: npm start [-- options]        (compiled: npm run start:dist [-- options])
+
+Runs the deerflow-channels server: the chat channels config.yaml enables, the agent, and the
+HTTP gateway with /health and the web console.
+
+options:
+  -c, --config <path>   config file (default: $DEERFLOW_CONFIG, else ./config.yaml; absent = defaults)
+  -h, --help            print this and exit
+  -v, --version         print the version and exit
+
+docs/configuration.md lists every key.`;
+
+/** From package.json, which `npm run build` copies into dist/ as well. */
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(PACKAGE_MANIFEST, 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 /**
  * `npm start [-- --config path]`: the composition root. It is the one file in src/ allowed to
  * import the platform registry (test/unit/boundary.test.ts).
+ *
+ * Everything before the server's own import is light on purpose (arguments, config, logger): a
+ * typo in config.yaml or `--help` answers at once, before the agent, the database and the
+ * enabled channels' SDKs are loaded.
  */
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { config: { type: 'string', short: 'c' } } });
+  let values: { config?: string | undefined; help?: boolean | undefined; version?: boolean | undefined };
+  try {
+    ({ values } = parseArgs({
+      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+    }));
+  } catch (error) {
+    process.stderr.write(`deerflow-channels: ${describeError(error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (values.version) {
+    process.stdout.write(`deerflow-channels ${version()}\n`);
+    return;
+  }
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig({ path: values.config, env: process.env, platforms });
@@ -27,6 +69,7 @@ async function main(): Promise<void> {
   for (const warning of loaded.warnings) logger.warn(warning);
   logger.info({ config: loaded.path ?? '(none: defaults)' }, 'configuration loaded');
 
+  const { startServer } = await import('./server.js');
   const server = await startServer({ config: loaded.config, configPath: loaded.path, platforms, logger, environment: process.env });
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -1,19 +1,17 @@
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ChannelConnections } from './accounts/connections.js';
 import type { SandboxIsolation } from './agent/sandbox/bubblewrap.js';
 import { createAgentServices } from './agent/services.js';
 import type { InboundBus } from './bus/types.js';
-import { ChannelConnections } from './accounts/connections.js';
 import { ChannelStarter } from './channel/starter.js';
-import { createCoordination } from './coordination.js';
-import { ServerMetrics } from './metrics.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
+import { createCoordination } from './coordination.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
-import { SqlDedupeStore } from './db/repos/inbound-dedupe-repo.js';
 import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
+import { SqlDedupeStore } from './db/repos/inbound-dedupe-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
 import { WebhookDeliveriesRepo } from './db/repos/webhook-deliveries-repo.js';
@@ -24,6 +22,8 @@ import type { HealthReport } from './gateway/types.js';
 import type { Logger } from './logger.js';
 import { ChannelManager } from './manager/channel-manager.js';
 import { ThreadResolver } from './manager/threads.js';
+import { ServerMetrics } from './metrics.js';
+import { DEFAULT_AGENTS_DIR, DEFAULT_SKILLS_DIR, PACKAGE_ROOT } from './paths.js';
 import { createEmbeddedRuntime } from './runtime/embedded/index.js';
 import type { AgentRuntime } from './runtime/types.js';
 
@@ -46,12 +46,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-const DEFAULT_AGENTS_DIR = fileURLToPath(new URL('../agents', import.meta.url));
 /** How long shutdown waits for pending memory updates (one model call each). */
 const MEMORY_FLUSH_TIMEOUT_MS = 10_000;
-const DEFAULT_SKILLS_DIR = fileURLToPath(new URL('../skills', import.meta.url));
-/** The checkout (or dist/) this server runs from; a sandboxed shell never sees it. */
-const REPOSITORY_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * Wires the straight line of DESIGN.md: channels → bus → manager → runtime, plus the gateway.
@@ -61,7 +57,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { config, logger } = options;
   const dataDir = resolve(config.data_dir);
   const skillsDir = config.skills.dir === undefined ? DEFAULT_SKILLS_DIR : resolve(config.skills.dir);
-  const database = await openDatabase({ url: config.database.url, dataDir });
+  const database = await openDatabase({ url: config.database.url, dataDir, sharedBuffers: config.database.pglite_shared_buffers });
   const agent = await createAgentServices({
     config,
     db: database.db,
@@ -69,7 +65,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     skillsDir,
     environment: options.environment ?? {},
     logger,
-    hiddenPaths: [REPOSITORY_ROOT, ...(options.configPath === undefined ? [] : [options.configPath])],
+    // The checkout (or dist/) this server runs from: a sandboxed shell never sees it.
+    hiddenPaths: [PACKAGE_ROOT, ...(options.configPath === undefined ? [] : [options.configPath])],
   });
   const agentsDir = options.agentsDir ?? (config.agents.dir === undefined ? DEFAULT_AGENTS_DIR : resolve(config.agents.dir));
   const runtime = await createEmbeddedRuntime({
@@ -141,14 +138,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     requestWindow: (window: string, perWindow: number, windowMs: number) => coordination.requestWindow(name, window, perWindow, windowMs),
     ...(connections.offersBinding(name) ? { binder: connections } : {}),
   });
-  for (const adapter of createEnabledChannels(options, deps, perPlatform)) {
+  for (const adapter of await createEnabledChannels(options, deps, perPlatform)) {
     adapters.set(adapter.name, adapter);
   }
   warnAboutShellAccess(config, logger, agent.sandboxIsolation);
   bus.start((message, signal, delivery) => manager.handle(message, signal, delivery));
   manager.start();
   const housekeeping = startHousekeeping(deliveries, logger);
-  await starter.startAll([...adapters.values()]);
+  // Not awaited: the gateway answers while platforms connect (a platform that is down can take
+  // 30 s to say so). The starter retries what failed; /health shows each channel's state.
+  void starter.startAll([...adapters.values()]);
 
   const app = await buildApp({
     runtime,
@@ -164,7 +163,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       isPrincipalRequired: connections.isEnabled || config.auth.admin_token !== undefined,
     },
     accounts: { users, connections },
-    channelRoutes: [...adapters.values()].flatMap((a) => (a.routes ? [{ name: a.name, routes: a.routes }] : [])),
+    channelRoutes: [...adapters.values()].flatMap((a) =>
+      a.routes ? [{ name: a.name, routes: a.routes, ready: () => starter.firstStartSettled(a.name) }] : [],
+    ),
   });
   const url = await app.listen({ host: config.server.host, port: config.server.port });
   logger.info(
@@ -215,12 +216,16 @@ function createEnabledChannels(
   options: StartServerOptions,
   deps: Omit<ChannelDeps, 'deliveries' | 'state' | 'binder' | 'requestWindow'>,
   perPlatform: (platform: string) => Pick<ChannelDeps, 'deliveries' | 'state' | 'binder' | 'requestWindow'>,
-): ChannelAdapter[] {
-  return options.platforms.flatMap((platform) => {
+): Promise<ChannelAdapter[]> {
+  const enabled = options.platforms.flatMap((platform) => {
     const channelConfig = (options.config.channels as Record<string, unknown>)[platform.name];
-    if (channelConfig === undefined || !platform.isEnabled(channelConfig)) return [];
-    return [platform.create(channelConfig, { ...deps, ...perPlatform(platform.name), logger: deps.logger.child({ channel: platform.name }) })];
+    return channelConfig !== undefined && platform.isEnabled(channelConfig) ? [{ platform, channelConfig }] : [];
   });
+  return Promise.all(
+    enabled.map(({ platform, channelConfig }) =>
+      platform.create(channelConfig, { ...deps, ...perPlatform(platform.name), logger: deps.logger.child({ channel: platform.name }) }),
+    ),
+  );
 }
 
 /** Webhook deliveries stay redeliverable on GitHub for 3 days (7 on Enterprise Server); older records can go. */

@@ -1,67 +1,10 @@
-import { autoRetry } from '@grammyjs/auto-retry';
-import { Bot } from 'grammy';
-import { InProcessRateGate } from '../../src/channel/rate-gate.js';
-import type { ChannelAdapter, ChannelCapabilities, ChannelDefinition, ChannelDeps } from '../../src/channel/types.js';
-import { ConfigError } from '../../src/errors.js';
+import type { ChannelDefinition } from '../../src/channel/types.js';
 import { type TelegramConfig, telegramConfigSchema } from './config.js';
-import { createTelegramEgress } from './egress.js';
-import { createTelegramFiles } from './files.js';
-import { TelegramIngress } from './ingress.js';
-import { TELEGRAM_LIMITS } from './limits.js';
 
 export type { TelegramConfig } from './config.js';
 export { telegramConfigSchema } from './config.js';
 
-/** What core needs to know about Telegram, as data. */
-export const TELEGRAM_CAPABILITIES: ChannelCapabilities = {
-  streaming: 'edit',
-  maxMessageChars: TELEGRAM_LIMITS.maxMessageChars,
-  hasThreads: false,
-  files: { maxInboundBytes: TELEGRAM_LIMITS.maxDownloadBytes, maxOutboundBytes: TELEGRAM_LIMITS.maxUploadBytes },
-  groupTrigger: 'every-message',
-  runMode: 'stream',
-};
-
-/** Retries of one API call on 5xx and network errors, inside the SDK. */
-const SDK_RETRY_ATTEMPTS = 3;
-
-/**
- * The Telegram adapter: grammY long polling in, edited messages out, photos and documents both ways.
- *
- * @throws ConfigError when `bot_token` is missing.
- */
-export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps): ChannelAdapter {
-  if (config.bot_token === undefined) {
-    throw new ConfigError(['channels.telegram.bot_token: required when the Telegram channel is enabled']);
-  }
-  const logger = deps.logger.child({ channel: 'telegram' });
-  const bot = new Bot(config.bot_token, { client: { apiRoot: config.api_root } });
-  // 5xx and network errors are retried in the SDK; 429s are not (`maxDelaySeconds: 0`): the
-  // shared rate gate owns them, so waiting is visible to every sender to that chat.
-  bot.api.config.use(autoRetry({ maxDelaySeconds: 0, maxRetryAttempts: SDK_RETRY_ATTEMPTS }));
-  const gate = new InProcessRateGate({ now: deps.now });
-  const ingress = new TelegramIngress({
-    bot,
-    deps: { ...deps, logger },
-    gate,
-    allowedUsers: config.allowed_users,
-    pollingTimeoutSeconds: config.polling_timeout_seconds,
-  });
-  return {
-    name: 'telegram',
-    displayName: 'Telegram',
-    capabilities: TELEGRAM_CAPABILITIES,
-    // Telegram refuses a second long poller (409 Conflict).
-    exclusiveIngress: true,
-    egress: createTelegramEgress({ api: bot.api, gate, logger, now: deps.now }),
-    files: createTelegramFiles({ api: bot.api, token: config.bot_token, apiRoot: config.api_root, gate, logger }),
-    start: () => ingress.start(),
-    stop: () => ingress.stop(),
-    status: () => ingress.status(),
-  };
-}
-
-/** Registered in `channels/index.ts`. */
+/** What the registry (`channels/index.ts`) knows of Telegram before the channel is enabled: no SDK is loaded for it. */
 export const telegramChannel: ChannelDefinition<TelegramConfig> = {
   name: 'telegram',
   displayName: 'Telegram',
@@ -78,5 +21,6 @@ export const telegramChannel: ChannelDefinition<TelegramConfig> = {
   },
   configSchema: telegramConfigSchema,
   isEnabled: (config) => config.enabled,
-  create: createTelegramChannel,
+  // The SDK loads with the adapter, so a server without this channel never pays for it.
+  create: async (config, deps) => (await import('./adapter.js')).createTelegramChannel(config, deps),
 };

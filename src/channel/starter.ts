@@ -57,6 +57,7 @@ export class ChannelStarter {
   private readonly failures = new Map<string, StartFailure>();
   private readonly leases = new Map<string, LeaseState>();
   private readonly attempts = new Set<Promise<unknown>>();
+  private readonly firstAttempts = new Map<string, Promise<void>>();
   private isStopped = false;
   private readonly now: () => number;
 
@@ -67,12 +68,25 @@ export class ChannelStarter {
   /** Resolves once every channel had its first attempt (or its first try for the lease). Never rejects. */
   async startAll(adapters: readonly ChannelAdapter[]): Promise<void> {
     await Promise.all(
-      adapters.map(async (adapter) => {
-        if (!adapter.exclusiveIngress || this.options.lease === undefined) return this.attempt(adapter, this.firstRetryDelayMs());
-        await this.checkLease(adapter);
-        await this.leases.get(adapter.name)?.starting;
+      adapters.map((adapter) => {
+        const first = (async () => {
+          if (!adapter.exclusiveIngress || this.options.lease === undefined) return this.attempt(adapter, this.firstRetryDelayMs());
+          await this.checkLease(adapter);
+          await this.leases.get(adapter.name)?.starting;
+        })();
+        this.firstAttempts.set(adapter.name, first);
+        return first;
       }),
     );
+  }
+
+  /**
+   * Resolves once the first start of channel `name` has ended, whichever way (at once for a
+   * channel `startAll` was not given). The gateway listens while channels still connect; a
+   * webhook that arrives meanwhile waits for this rather than meeting a half-started channel.
+   */
+  async firstStartSettled(name: string): Promise<void> {
+    await this.firstAttempts.get(name);
   }
 
   /** What `/health` shows for `adapter`. */

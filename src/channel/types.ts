@@ -418,5 +418,6 @@ export interface ChannelDefinition<Config = unknown> {
   configSchema: z.ZodType<Config>;
   /** Whether the parsed config asks for this channel to run. */
   isEnabled(config: Config): boolean;
-  create(config: Config, deps: ChannelDeps): ChannelAdapter;
+  /** Builds the adapter; it imports the platform's SDK, so only enabled channels load one. */
+  create(config: Config, deps: ChannelDeps): Promise<ChannelAdapter>;
 }

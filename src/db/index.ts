@@ -1,6 +1,4 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -9,6 +7,9 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { MIGRATIONS_DIR } from '../paths.js';
+import { DEFAULT_PGLITE_SHARED_BUFFERS } from './config.js';
+import { openPglite } from './pglite.js';
 import * as schema from './schema/index.js';
 
 export { schema };
@@ -24,7 +25,6 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 export interface OpenDatabaseOptions {
   /** postgres:// URL; absent → PGlite. */
@@ -33,6 +33,8 @@ export interface OpenDatabaseOptions {
   dataDir?: string | undefined;
   /** Connections in the Postgres pool. */
   maxConnections?: number;
+  /** PGlite's `shared_buffers` (`database.pglite_shared_buffers`); default 16MB. */
+  sharedBuffers?: string;
 }
 
 /** Opens the database and applies pending migrations; both drivers share one migration set. */
@@ -41,7 +43,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const client = postgres(options.url, { max: options.maxConnections ?? 10, onnotice: () => {} });
     const db = drizzlePostgres(client, { schema }) as unknown as Database;
     try {
-      await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_FOLDER });
+      await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_DIR });
     } catch (error) {
       await client.end({ timeout: 1 });
       throw error;
@@ -54,17 +56,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     };
   }
 
+  const sharedBuffers = options.sharedBuffers ?? DEFAULT_PGLITE_SHARED_BUFFERS;
   let client: PGlite;
   if (options.dataDir) {
-    const dir = join(options.dataDir, 'pglite');
-    await mkdir(dir, { recursive: true });
-    client = new PGlite(dir);
+    client = await openPglite({ dir: join(options.dataDir, 'pglite'), sharedBuffers });
   } else {
-    client = new PGlite();
+    client = new PGlite({ startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] });
+    await client.waitReady;
   }
-  await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Database;
-  await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER });
+  await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR });
   return {
     db,
     kind: 'pglite',

@@ -2,9 +2,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ChannelConnections } from '../accounts/connections.js';
 import type { SkillRegistry } from '../agent/skills/index.js';
 import type { UsersRepo } from '../db/repos/users-repo.js';
-import type { Authenticator } from './auth.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
+import type { Authenticator } from './auth.js';
 
 /** What `GET /health` reports; `ok` is false when the database is down. */
 export interface HealthReport {
@@ -28,6 +28,8 @@ export interface ChannelRoutes {
   name: string;
   /** Registered with prefix `/api/webhooks/<name>`; may add its own raw-body parser and `bodyLimit`. */
   routes: FastifyPluginAsync;
+  /** Resolves when the channel is ready for its deliveries (its first start ended); requests wait for it, unread. */
+  ready?: () => Promise<void>;
 }
 
 /** Everything the HTTP gateway needs; `buildApp` owns none of it and closes none of it. */

@@ -165,7 +165,7 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       const config = definition.configSchema.parse(platform.config);
       expect(definition.isEnabled(config)).toBe(true);
       const deps = testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger(), ...(options.binder ? { binder: options.binder } : {}) });
-      const adapter = definition.create(config, deps);
+      const adapter = await definition.create(config, deps);
       cleanups.push(() => adapter.stop());
       await platform.connect?.(adapter);
       if (options.isStarted !== false) await adapter.start();

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { CONSOLE_DIR } from '../../paths.js';
 import { PUBLIC_ROUTE } from '../auth.js';
 import type { ZodPluginAsync } from '../validation.js';
 
@@ -47,7 +49,7 @@ const SECURITY_HEADERS = {
  */
 export const consoleRoutes: ZodPluginAsync = async (app) => {
   for (const { route, file, contentType } of CONSOLE_FILES) {
-    const body = await readFile(new URL(`../console/${file}`, import.meta.url), 'utf8');
+    const body = await readFile(join(CONSOLE_DIR, file), 'utf8');
     // A string with a non-JSON content type goes out as is; the serializer never sees it.
     app.get(route, { config: PUBLIC_ROUTE, schema: { response: { 200: z.string().describe(file) } } }, async (_request, reply) =>
       reply.headers(SECURITY_HEADERS).type(contentType).send(body),

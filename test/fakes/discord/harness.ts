@@ -43,7 +43,7 @@ export async function startDiscordChannel(cleanups: (() => Promise<void>)[], opt
   const deps = testChannelDeps({ intake, commands: TEST_COMMANDS, logger: silentLogger(), state: new MemoryChannelState(), ...options.deps });
   const config = discordChannel.configSchema.parse({ enabled: true, bot_token: fake.token, api_url: fake.apiRoot, ...options.config });
   const make = async (): Promise<ChannelAdapter> => {
-    const adapter = discordChannel.create(config, deps);
+    const adapter = await discordChannel.create(config, deps);
     cleanups.push(() => adapter.stop());
     return adapter;
   };

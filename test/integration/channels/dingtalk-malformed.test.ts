@@ -56,7 +56,7 @@ describe('DingTalk malformed robot callbacks', () => {
     const logs = new CapturedLogs();
     const intake = new RecordingIntake();
     const config = dingtalkChannel.configSchema.parse({ enabled: true, client_id: fake.clientId, client_secret: fake.clientSecret, api_url: fake.apiUrl });
-    const adapter = dingtalkChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
+    const adapter = await dingtalkChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
     cleanups.push(() => adapter.stop());
     await adapter.start();
 

@@ -45,7 +45,7 @@ async function startDingTalk(options: StartOptions = {}) {
     logger: silentLogger(),
     ...(binds ? { binder: { bind: async (_provider: string, request: ChatBindRequest) => bindRecorded(binds, request) } } : {}),
   });
-  const adapter = dingtalkChannel.create(config, deps);
+  const adapter = await dingtalkChannel.create(config, deps);
   cleanups.push(() => adapter.stop());
   return { fake, intake, adapter };
 }

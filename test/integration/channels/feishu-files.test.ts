@@ -26,7 +26,7 @@ async function startFeishu() {
   cleanups.push(() => fake.stop());
   const intake = new RecordingIntake();
   const config = feishuChannel.configSchema.parse({ enabled: true, app_id: fake.appId, app_secret: fake.appSecret, domain: fake.url });
-  const adapter: ChannelAdapter = feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
+  const adapter: ChannelAdapter = await feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   await adapter.start();
   return { fake, intake, adapter, files: adapter.files as ChannelFiles };

@@ -36,7 +36,7 @@ async function startHttpFeishu() {
     encrypt_key: ENCRYPT_KEY,
     verification_token: fake.verificationToken,
   });
-  const adapter = feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
+  const adapter = await feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   if (!adapter.routes) throw new Error('HTTP mode must have routes');
   const app: FastifyInstance = Fastify();

@@ -54,7 +54,7 @@ async function startFeishu(mode: 'ws' | 'http') {
   const intake = new RecordingIntake();
   const http = mode === 'http' ? { mode: 'http', encrypt_key: ENCRYPT_KEY, verification_token: fake.verificationToken } : {};
   const config = feishuChannel.configSchema.parse({ enabled: true, app_id: fake.appId, app_secret: fake.appSecret, domain: fake.url, ...http });
-  const adapter = feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
+  const adapter = await feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
   cleanups.push(() => adapter.stop());
   let url = '';
   if (adapter.routes) {

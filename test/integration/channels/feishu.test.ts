@@ -23,7 +23,7 @@ async function startFeishu(options: { isStarted?: boolean; appSecret?: string } 
   cleanups.push(() => fake.stop());
   const intake = new RecordingIntake();
   const config = feishuChannel.configSchema.parse({ enabled: true, app_id: fake.appId, app_secret: options.appSecret ?? fake.appSecret, domain: fake.url });
-  const adapter: ChannelAdapter = feishuChannel.create(config, testChannelDeps({ intake, commands: [{ name: 'new', description: 'new' }], logger: silentLogger() }));
+  const adapter: ChannelAdapter = await feishuChannel.create(config, testChannelDeps({ intake, commands: [{ name: 'new', description: 'new' }], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   if (options.isStarted !== false) await adapter.start();
   return { fake, intake, adapter };

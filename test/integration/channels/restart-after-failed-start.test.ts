@@ -57,7 +57,7 @@ async function make<Config>(
   await fake.start();
   cleanups.push(() => fake.stop());
   const intake = new RecordingIntake();
-  const adapter = definition.create(definition.configSchema.parse({ enabled: true, ...config() }), testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger() }));
+  const adapter = await definition.create(definition.configSchema.parse({ enabled: true, ...config() }), testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   return { adapter, intake };
 }

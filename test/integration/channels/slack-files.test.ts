@@ -25,7 +25,7 @@ async function startSlack() {
   cleanups.push(() => fake.stop());
   const intake = new RecordingIntake();
   const config = slackChannel.configSchema.parse({ enabled: true, bot_token: fake.botToken, app_token: fake.appToken, api_url: fake.apiUrl });
-  const adapter = slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
+  const adapter = await slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   await adapter.start();
   return { fake, intake, files: adapter.files as ChannelFiles };

@@ -28,7 +28,7 @@ async function startHttpSlack(options: { isStarted?: boolean } = {}) {
   cleanups.push(() => fake.stop());
   const intake = new RecordingIntake();
   const config = slackChannel.configSchema.parse({ enabled: true, bot_token: fake.botToken, signing_secret: fake.signingSecret, api_url: fake.apiUrl });
-  const adapter = slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
+  const adapter = await slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   if (!adapter.routes) throw new Error('HTTP mode must have routes');
   const app: FastifyInstance = Fastify();

@@ -49,7 +49,7 @@ async function startSlack(mode: 'http' | 'socket') {
   const intake = new RecordingIntake();
   const transport = mode === 'http' ? { signing_secret: fake.signingSecret } : { app_token: fake.appToken };
   const config = slackChannel.configSchema.parse({ enabled: true, bot_token: fake.botToken, api_url: fake.apiUrl, ...transport });
-  const adapter = slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
+  const adapter = await slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
   cleanups.push(() => adapter.stop());
   if (mode === 'http') {
     if (!adapter.routes) throw new Error('HTTP mode must have routes');

@@ -39,7 +39,7 @@ async function startSlack(
     ...(options.binder ? { binder: options.binder } : {}),
     ...(options.deliveries ? { deliveries: options.deliveries } : {}),
   });
-  const adapter = slackChannel.create(parsed, deps);
+  const adapter = await slackChannel.create(parsed, deps);
   cleanups.push(() => adapter.stop());
   if (options.isStarted !== false) await adapter.start();
   return { fake, intake, adapter };

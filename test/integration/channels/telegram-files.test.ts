@@ -47,7 +47,7 @@ async function startTelegram() {
     api_root: fake.apiRoot,
     polling_timeout_seconds: 1,
   });
-  const adapter = telegramChannel.create(config, testChannelDeps({ intake, commands: [], logger }));
+  const adapter = await telegramChannel.create(config, testChannelDeps({ intake, commands: [], logger }));
   cleanups.push(() => adapter.stop());
   await adapter.start();
   const files: ChannelFiles | undefined = adapter.files;

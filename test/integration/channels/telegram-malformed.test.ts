@@ -50,7 +50,7 @@ describe('Telegram malformed updates', () => {
     const logs = new CapturedLogs();
     const intake = new RecordingIntake();
     const config = telegramChannel.configSchema.parse({ enabled: true, bot_token: fake.token, api_root: `${fake.apiRoot}/`, polling_timeout_seconds: 1 });
-    const adapter = telegramChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
+    const adapter = await telegramChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
     cleanups.push(() => adapter.stop());
     await adapter.start();
     for (const [index, [, breakIt]] of MALFORMED.entries()) fake.pushUpdate({ message: breakIt(genuine(100 + index)) } as unknown as Omit<Update, 'update_id'>);

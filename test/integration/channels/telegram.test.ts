@@ -34,7 +34,7 @@ async function startTelegram(config: Record<string, unknown> = {}, fakeOptions: 
     polling_timeout_seconds: 1,
     ...config,
   });
-  const adapter = telegramChannel.create(parsed, testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger() }));
+  const adapter = await telegramChannel.create(parsed, testChannelDeps({ intake, commands: COMMANDS, logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   return { fake, intake, adapter };
 }

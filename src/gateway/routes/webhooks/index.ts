@@ -21,5 +21,14 @@ export const webhookRoutes: FastifyPluginAsync<{ channels: ChannelRoutes[] }> = 
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, isPublic: true };
   });
-  for (const { name, routes } of channels) await app.register(routes, { prefix: `/${name}` });
+  for (const { name, routes, ready } of channels) {
+    await app.register(
+      async (channel) => {
+        // Before the body is read, so a delivery that waits costs a socket, not its payload.
+        if (ready !== undefined) channel.addHook('onRequest', async () => ready());
+        await channel.register(routes);
+      },
+      { prefix: `/${name}` },
+    );
+  }
 };
