@@ -177,9 +177,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const stop = () => {
     stopping ??= (async () => {
       logger.info('shutting down');
-      // Intake first; egress stays up so in-flight replies still get their final edit.
-      await starter.stop();
+      // Intake first; egress stays up so in-flight replies still get their final edit. Stopping
+      // an adapter also aborts its start if one is under way (a platform that is down holds one
+      // for up to 30 s); one whose start won that race is stopped again once the start ended.
+      const attemptsEnded = starter.stop();
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
+      await attemptsEnded;
+      await Promise.allSettled([...adapters.values()].filter((a) => a.status().running).map((a) => a.stop()));
       await starter.releaseLeases();
       await coordination.close();
       clearInterval(housekeeping);

@@ -13,6 +13,10 @@ import { isPrivateChatType, topicIdFor } from './ids.js';
 import { telegramInboundFiles } from './inbound-files.js';
 import { telegramMessageSchema } from './schemas.js';
 
+/** Why a start's getMe was aborted: its deadline passed, or the channel was stopped meanwhile. */
+const START_TIMED_OUT = 'start timed out';
+const START_ABANDONED = 'start abandoned';
+
 /** Everything this adapter says to users by itself (reference §5.3, §6.2). */
 export const TELEGRAM_REPLIES = {
   working: 'Working on it...',
@@ -157,15 +161,17 @@ export class TelegramIngress {
     const abort = new AbortController();
     this.startAbort = abort;
     const startTimeoutMs = this.options.startTimeoutMs ?? 30_000;
-    const timer = setTimeout(() => abort.abort(), startTimeoutMs);
+    const timer = setTimeout(() => abort.abort(START_TIMED_OUT), startTimeoutMs);
     try {
       // grammY types its signal with the abort-controller shim; the runtime object is the standard one.
       await bot.init(abort.signal as Parameters<Bot['init']>[0]);
     } catch (error) {
       // grammY keeps retrying 5xx and network errors; only our deadline ends it, and says nothing of why.
-      const failure = abort.signal.aborted
-        ? new ChannelError('telegram', 'CHANNEL_UNAVAILABLE', `Telegram did not answer getMe within ${Math.round(startTimeoutMs / 1000)} s`, { status: 502 })
-        : error;
+      const failure = !abort.signal.aborted
+        ? error
+        : abort.signal.reason === START_TIMED_OUT
+          ? new ChannelError('telegram', 'CHANNEL_UNAVAILABLE', `Telegram did not answer getMe within ${Math.round(startTimeoutMs / 1000)} s`, { status: 502 })
+          : new ChannelError('telegram', 'CHANNEL_UNAVAILABLE', 'start abandoned: the channel is stopping', { status: 502 });
       this.state = { running: false, reason: notRunningReason(failure, 'start') };
       throw toChannelError(failure);
     } finally {
@@ -194,7 +200,7 @@ export class TelegramIngress {
    * finish, all within `stopTimeoutMs`.
    */
   async stop(): Promise<void> {
-    this.startAbort?.abort();
+    this.startAbort?.abort(START_ABANDONED);
     const polling = this.polling;
     if (!polling) return;
     this.isStopping = true;

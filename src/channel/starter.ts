@@ -58,6 +58,8 @@ export class ChannelStarter {
   private readonly leases = new Map<string, LeaseState>();
   private readonly attempts = new Set<Promise<unknown>>();
   private readonly firstAttempts = new Map<string, Promise<void>>();
+  /** Channels with a start under way; after a failure, /health keeps showing that failure instead. */
+  private readonly startsUnderWay = new Set<string>();
   private isStopped = false;
   private readonly now: () => number;
 
@@ -96,7 +98,11 @@ export class ChannelStarter {
       return { running: false, standby: true, reason: `standby: another process runs the ${adapter.displayName} connection` };
     }
     const failure = this.failures.get(adapter.name);
-    if (failure === undefined) return adapter.status();
+    if (failure === undefined) {
+      const status = adapter.status();
+      // Its first start is under way: the gateway answers before platforms do.
+      return !status.running && this.startsUnderWay.has(adapter.name) ? { running: false, reason: 'starting' } : status;
+    }
     return { running: false, reason: failure.retryTimer === undefined ? failure.reason : `${failure.reason} (retrying)` };
   }
 
@@ -131,17 +137,23 @@ export class ChannelStarter {
 
   private attempt(adapter: ChannelAdapter, delayMs: number): Promise<void> {
     const { logger } = this.options;
-    const work = adapter.start().then(
+    this.startsUnderWay.add(adapter.name);
+    const work = adapter.start().finally(() => this.startsUnderWay.delete(adapter.name)).then(
       () => {
         this.failures.delete(adapter.name);
         logger.info({ channel: adapter.name }, 'channel started');
       },
       (error: unknown) => {
+        if (this.isStopped) {
+          // Stopping the adapter aborted its start: nothing failed, and nothing is retried.
+          logger.info({ channel: adapter.name, err: describeError(error) }, 'channel start abandoned: stopping');
+          return;
+        }
         const reason = adapter.status().reason ?? describeError(error).message;
         const failure: StartFailure = { reason };
         this.failures.set(adapter.name, failure);
         const isTransient = error instanceof ChannelError && error.code === 'CHANNEL_UNAVAILABLE';
-        if (!isTransient || this.isStopped) {
+        if (!isTransient) {
           logger.error({ channel: adapter.name, err: describeError(error) }, 'channel failed to start');
           return;
         }

@@ -60,7 +60,7 @@ export async function ensureTemplate(templateDir: string = PGLITE_TEMPLATE_DIR):
   } catch {
     return false;
   } finally {
-    await rm(building, { recursive: true, force: true });
+    await rm(building, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

@@ -119,12 +119,16 @@ export async function startServerProcess(args: string[], options: SpawnOptions =
   };
 }
 
-/** Runs `src/main.ts` expecting it to exit on its own; resolves with its exit code and stderr. */
-export function runMainToExit(args: string[], options: SpawnOptions = {}): Promise<{ code: number | null; stderr: string }> {
+/** Runs `src/main.ts` expecting it to exit on its own; resolves with its exit code, stdout and stderr. */
+export function runMainToExit(args: string[], options: SpawnOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnMain(args, options);
+  let stdout = '';
   let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
 }

@@ -1,3 +1,7 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDingTalk } from '../fakes/dingtalk/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
@@ -36,6 +40,63 @@ describe('starting the server', () => {
     expect(stderr).toContain('channels.max_concurrency:');
   });
 
+  it('prints its usage for --help and its version for --version, and exits 0 without starting', async () => {
+    const help = await runMainToExit(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('usage: npm start');
+    expect(help.stdout).toContain('--config <path>');
+    const version = await runMainToExit(['--version']);
+    expect(version.code).toBe(0);
+    const { version: expected } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(version.stdout.trim()).toBe(`deerflow-channels ${expected}`);
+  });
+
+  it('refuses an unknown option with its usage, exit code 2', async () => {
+    const { code, stderr } = await runMainToExit(['--verbose']);
+    expect(code).toBe(2);
+    expect(stderr).toContain("Unknown option '--verbose'");
+    expect(stderr).toContain('usage: npm start');
+  });
+
+  it('reports a config error before it opens the database: the data dir is never made', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'dfc-never-')), 'data');
+    const { path } = writeConfig(`data_dir: ${dataDir}\nserver: { port: eighty }\n`);
+    const { code, stderr } = await runMainToExit(['--config', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('server.port:');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('answers /health while a platform has not answered yet, and stops at once without waiting for it', async () => {
+    // A Telegram API that accepts connections and never answers: getMe hangs.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    fakes.push({
+      stop: () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy();
+          silent.close(() => resolve());
+        }),
+    });
+    const { port } = silent.address() as AddressInfo;
+    const { path } = writeConfig(
+      `server: { port: 0 }\nchannels:\n  telegram: { enabled: true, bot_token: "123:silent", api_root: "http://127.0.0.1:${port}" }\n`,
+    );
+    server = await startServerProcess(['--config', path]);
+    const response = await fetch(`${server.url}/health`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { channels: Record<string, unknown> }).channels.telegram).toEqual({ running: false, reason: 'starting' });
+    expect(await server.stop()).toBe(0);
+    // Stopping abandoned the start; it did not sit out getMe's 30 s deadline on the way down.
+    expect(server.logs.filter((entry) => entry.msg === 'channel failed to start')).toEqual([]);
+    const abandoned = server.logs.find((entry) => entry.msg === 'channel start abandoned: stopping' && entry.channel === 'telegram');
+    expect(abandoned?.err).toMatchObject({ message: 'start abandoned: the channel is stopping' });
+  });
+
   it('stays up and reports the channel not running when Telegram rejects the token', async () => {
     const telegram = new FakeTelegram({ rejectToken: true });
     await telegram.start();
@@ -44,6 +105,8 @@ describe('starting the server', () => {
       `server: { port: 0 }\nchannels:\n  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }\n`,
     );
     server = await startServerProcess(['--config', path]);
+    // The gateway listens while channels connect; the refusal comes a moment later.
+    await server.waitForLog((entry) => entry.msg === 'channel failed to start' && entry.channel === 'telegram');
     const health = (await (await fetch(`${server.url}/health`)).json()) as { channels: Record<string, unknown> };
     expect(health.channels.telegram).toEqual({ running: false, reason: 'Telegram rejected the bot token (401 Unauthorized)' });
   });
@@ -58,6 +121,7 @@ describe('starting the server', () => {
       `server: { port: 0 }\nchannels:\n  dingtalk: { enabled: true, client_id: "${dingtalk.clientId}", client_secret: "${dingtalk.clientSecret}", api_url: "${dingtalk.apiUrl}" }\n`,
     );
     server = await startServerProcess(['--config', path]);
+    await server.waitForLog((entry) => entry.msg === 'channel failed to start' && entry.channel === 'dingtalk');
     const health = async () =>
       ((await (await fetch(`${server?.url}/health`)).json()) as { channels: Record<string, { running: boolean; reason?: string }> }).channels.dingtalk;
     expect(await health()).toMatchObject({ running: false, reason: expect.stringContaining('(retrying)') });

@@ -83,4 +83,50 @@ describe('architecture boundaries', () => {
     });
     expect(offenders).toEqual([]);
   });
+
+  /** Modules the file loads when it loads: static value imports; `import type` and `import()` load nothing yet. */
+  function staticImportsOf(path: string): string[] {
+    const text = readFileSync(join(ROOT, path), 'utf8');
+    return [...text.matchAll(/(?:^|\n)\s*(?:import|export)(?!\s+type\s)[^'"();]*?from\s+['"]([^'"]+)['"]|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g)].map(
+      (match) => (match[1] ?? match[2]) as string,
+    );
+  }
+
+  /** Every package that loading `entry` loads, following our own files' static imports. */
+  function packagesLoadedBy(entry: string): Set<string> {
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const spec of staticImportsOf(file)) {
+        if (spec.startsWith('.')) visit(relative(ROOT, join(ROOT, file, '..', spec)).replace(/\.js$/, '.ts'));
+        else if (!spec.startsWith('node:')) packages.add(spec);
+      }
+    };
+    visit(entry);
+    return packages;
+  }
+
+  const HEAVY = [...PLATFORM_SDKS, '@langchain/', '@electric-sql/', 'fastify', 'postgres', 'bullmq', 'ioredis', 'prom-client', 'drizzle-orm/'];
+  const isHeavy = (spec: string) => HEAVY.some((heavy) => spec === heavy || spec.startsWith(heavy.endsWith('/') ? heavy : `${heavy}/`));
+
+  it('reads arguments and config before loading any SDK, the database or the agent', () => {
+    const loaded = packagesLoadedBy('src/main.ts');
+    expect(loaded).toContain('zod');
+    expect([...loaded].filter(isHeavy)).toEqual([]);
+    // The server module main.ts imports once the config is valid does load them.
+    expect([...packagesLoadedBy('src/server.ts')]).toEqual(expect.arrayContaining(['fastify', '@electric-sql/pglite', '@langchain/langgraph']));
+  });
+
+  it("loads a platform's SDK only when its channel is created", () => {
+    const platforms = readdirSync(join(ROOT, 'channels')).filter((name) => statSync(join(ROOT, 'channels', name)).isDirectory());
+    expect(platforms.length).toBeGreaterThanOrEqual(6);
+    const offenders = platforms.flatMap((platform) =>
+      [...packagesLoadedBy(`channels/${platform}/index.ts`)].filter(isHeavy).map((spec) => `channels/${platform}/index.ts loads ${spec}`),
+    );
+    expect(offenders).toEqual([]);
+    // And the adapter it creates does load one: the check above looks at real imports.
+    expect([...packagesLoadedBy('channels/telegram/adapter.ts')]).toContain('grammy');
+  });
 });
