@@ -1,16 +1,10 @@
-import { Redis } from 'ioredis';
 import { InProcessBus } from './bus/in-process.js';
-import { RedisBus } from './bus/redis.js';
 import type { InboundBus } from './bus/types.js';
-import { type IngressLease, RedisIngressLease } from './channel/ingress-lease.js';
-import { InProcessRequestWindow, RedisRequestWindow } from './channel/request-window.js';
+import type { IngressLease } from './channel/ingress-lease.js';
+import { InProcessRequestWindow } from './channel/request-window.js';
 import type { RequestWindow } from './channel/types.js';
 import type { Config } from './config/index.js';
-import { describeError } from './errors.js';
 import type { Logger } from './logger.js';
-
-/** How long a process holds a channel's exclusive ingress without renewing; a dead holder is replaced this soon. */
-const INGRESS_LEASE_TTL_MS = 15_000;
 
 /**
  * How the processes of a deployment share work: alone on the embedded default, or through Redis
@@ -28,7 +22,7 @@ export interface Coordination {
   close(): Promise<void>;
 }
 
-export function createCoordination(config: Config, logger: Logger): Coordination {
+export async function createCoordination(config: Config, logger: Logger): Promise<Coordination> {
   const busOptions = {
     maxQueued: config.channels.inbound_queue_maxsize,
     concurrency: config.channels.max_concurrency,
@@ -43,16 +37,7 @@ export function createCoordination(config: Config, logger: Logger): Coordination
       close: async () => undefined,
     };
   }
-  // Request budgets fail open and fast: a Redis outage must not hold replies back.
-  const windows = new Redis(url, { maxRetriesPerRequest: 1 });
-  windows.on('error', (error: unknown) => logger.warn({ err: describeError(error) }, 'Redis connection error (request budgets)'));
-  return {
-    kind: 'redis',
-    bus: new RedisBus({ ...busOptions, url, prefix, handoverMs: handoverSeconds * 1000 }),
-    lease: new RedisIngressLease(url, prefix, INGRESS_LEASE_TTL_MS),
-    requestWindow: (platform, name, perWindow, windowMs) => new RedisRequestWindow(windows, `${prefix}:window:${platform}:${name}`, perWindow, windowMs),
-    close: async () => {
-      await windows.quit().catch(() => undefined);
-    },
-  };
+  // Loaded only when scaled out: BullMQ and ioredis are a tenth of an idle server's memory.
+  const { createRedisCoordination } = await import('./redis-coordination.js');
+  return createRedisCoordination({ url, prefix, handoverMs: handoverSeconds * 1000, busOptions, logger });
 }

@@ -87,7 +87,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     afterRun: agent.afterRun,
   });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
-  const coordination = createCoordination(config, logger);
+  const coordination = await createCoordination(config, logger);
   const { bus } = coordination;
   const adapters = new Map<string, ChannelAdapter>();
   const starter = new ChannelStarter({
