@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only startup,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -9,16 +9,17 @@ import { runDiscordBench } from './discord.js';
 import { runFeishuBench } from './feishu.js';
 import { runGitHubBench } from './github.js';
 import { printPlatformComparison } from './platforms.js';
-import { runSlackBench } from './slack.js';
-import { type PlatformFigures, runTelegramBench } from './telegram.js';
 import { runScaleOutBench } from './scale-out.js';
+import { runSlackBench } from './slack.js';
+import { runStartupBench } from './startup.js';
+import { type PlatformFigures, runTelegramBench } from './telegram.js';
 import { runToolBench } from './tools.js';
 import { runWebhookMemoryBench } from './webhooks.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
+const BENCHES = ['startup', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +40,7 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
+if (only.has('startup')) await runStartupBench({ databaseUrl: values['database-url'] });
 const platformFigures = new Map<string, PlatformFigures>();
 if (only.has('telegram')) {
   const figures = await runTelegramBench({
