@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --long-turns L --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -8,17 +8,18 @@ import { runDingTalkBench } from './dingtalk.js';
 import { runDiscordBench } from './discord.js';
 import { runFeishuBench } from './feishu.js';
 import { runGitHubBench } from './github.js';
+import { runLayersBench } from './layers.js';
 import { printPlatformComparison } from './platforms.js';
+import { runScaleOutBench } from './scale-out.js';
 import { runSlackBench } from './slack.js';
 import { type PlatformFigures, runTelegramBench } from './telegram.js';
-import { runScaleOutBench } from './scale-out.js';
 import { runToolBench } from './tools.js';
 import { runWebhookMemoryBench } from './webhooks.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
+const BENCHES = ['layers', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     messages: { type: 'string', default: '20' },
     conversations: { type: 'string', default: '10000' },
     turns: { type: 'string', default: '30' },
+    'long-turns': { type: 'string', default: '50' },
     'database-url': { type: 'string' },
     'redis-url': { type: 'string' },
   },
@@ -39,6 +41,14 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
+if (only.has('layers')) {
+  await runLayersBench({
+    chats: Number(values.chats),
+    messagesPerChat: Number(values.messages),
+    databaseUrl: values['database-url'] ?? process.env.DATABASE_URL,
+    longTurns: Number(values['long-turns']),
+  });
+}
 const platformFigures = new Map<string, PlatformFigures>();
 if (only.has('telegram')) {
   const figures = await runTelegramBench({
