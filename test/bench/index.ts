@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --long-turns L --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --long-turns L --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     conversations: { type: 'string', default: '10000' },
     turns: { type: 'string', default: '30' },
     'long-turns': { type: 'string', default: '50' },
+    'cpu-prof': { type: 'string' },
     'database-url': { type: 'string' },
     'redis-url': { type: 'string' },
   },
@@ -47,6 +48,7 @@ if (only.has('layers')) {
     messagesPerChat: Number(values.messages),
     databaseUrl: values['database-url'] ?? process.env.DATABASE_URL,
     longTurns: Number(values['long-turns']),
+    cpuProfileDir: values['cpu-prof'],
   });
 }
 const platformFigures = new Map<string, PlatformFigures>();

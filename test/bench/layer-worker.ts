@@ -208,6 +208,8 @@ async function measure(answer: Answer): Promise<LayerResult> {
   return result;
 }
 
+// Exit on SIGTERM (instead of dying of it), so `--cpu-prof` writes its profile.
+process.once('SIGTERM', () => process.exit(0));
 try {
   const result = await measure(await openLayer());
   process.stdout.write(`result ${JSON.stringify(result)}\n`);

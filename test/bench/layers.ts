@@ -10,7 +10,7 @@
  * working process's CPU time over the "all chats at once" phase ÷ messages. Then one long
  * conversation per layer: turn 1 against turn N.
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { createBenchDatabase, PostgresCpuMeter, processCpuMs } from './cpu-time.js';
@@ -27,6 +27,8 @@ export interface LayersBenchOptions {
   databaseUrl?: string | undefined;
   /** Turns of the long conversation; 0 = skip it. */
   longTurns: number;
+  /** When set, every layer's process writes a V8 CPU profile into `<dir>/<layer>/` (see profile-breakdown.ts). */
+  cpuProfileDir?: string | undefined;
 }
 
 type DatabaseKind = 'PGlite' | 'PostgreSQL';
@@ -55,8 +57,11 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   const rows: Measured[] = [];
   const base = { modelBaseUrl: model.baseURL, chats: options.chats, messagesPerChat: options.messagesPerChat, concurrency: CONCURRENCY, longTurns: options.longTurns };
 
-  rows.push({ name: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'model' }) });
-  rows.push({ name: 'L1 graph, MemorySaver', below: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'graph-memory' }) });
+  const profiled = (name: string) => (options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(resolve(options.cpuProfileDir), name.replace(/[^A-Za-z0-9]+/g, '-'))}`]);
+  const runWorker = (spec: LayerSpec, name: string) => runLayerWorker(spec, profiled(name));
+
+  rows.push({ name: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'model' }, 'L0 bare ChatOpenAI') });
+  rows.push({ name: 'L1 graph, MemorySaver', below: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'graph-memory' }, 'L1 graph, MemorySaver') });
   for (const kind of kinds) {
     const layers: [LayerName | 'server', string][] = [
       ['graph-saver', `L2 graph + saver, ${kind}`],
@@ -66,7 +71,7 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
     let below = 'L1 graph, MemorySaver';
     for (const [layer, name] of layers) {
       const result = await onDatabase(kind, options.databaseUrl, (database) =>
-        layer === 'server' ? measureServer(model, base, database) : runWorker({ ...base, layer, database: database ?? { kind: 'pglite' } }),
+        layer === 'server' ? measureServer(model, base, database, profiled(name)) : runWorker({ ...base, layer, database: database ?? { kind: 'pglite' } }, name),
       );
       rows.push({ name, below, result });
       below = name;
@@ -93,9 +98,9 @@ async function onDatabase(
   }
 }
 
-async function runWorker(spec: LayerSpec): Promise<LayerResult> {
+async function runLayerWorker(spec: LayerSpec, nodeArgs: string[]): Promise<LayerResult> {
   let line = '';
-  const worker = await startProcess([join(ROOT, 'test/bench/layer-worker.ts'), JSON.stringify(spec)], (output) => {
+  const worker = await startProcess([...nodeArgs, join(ROOT, 'test/bench/layer-worker.ts'), JSON.stringify(spec)], (output) => {
     if (!output.startsWith('result ')) return false;
     line = output.slice('result '.length);
     return true;
@@ -109,10 +114,11 @@ async function measureServer(
   model: FakeOpenAI,
   spec: Omit<LayerSpec, 'layer'>,
   database: { url: string; name: string } | undefined,
+  nodeArgs: string[],
 ): Promise<LayerResult> {
   const telegram = new FakeTelegram();
   await telegram.start();
-  const server = await startBenchServer({ telegram, model, databaseUrl: database?.url });
+  const server = await startBenchServer({ telegram, model, databaseUrl: database?.url, nodeArgs });
   const pid = server.pid as number;
   try {
     await drive(telegram, Math.min(spec.chats, 5), 2, 1_000_000);
