@@ -1,3 +1,4 @@
+import type { BaseMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
   BaseCheckpointSaver,
@@ -9,6 +10,7 @@ import {
   type CheckpointTuple,
   compareWritesSortKeys,
   getCheckpointId,
+  JsonPlusSerializer,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
@@ -19,11 +21,13 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { and, eq, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../../db/index.js';
-import { checkpointBlobs, checkpointWrites, checkpoints } from '../../db/schema/checkpoints.js';
+import { checkpointBlobs, checkpoints, checkpointWrites } from '../../db/schema/checkpoints.js';
 import { AgentError } from '../../errors.js';
+import { type BlobKey, heldKey, MessageListCache } from './message-list-cache.js';
 
 /** Blob type of a channel that was cleared at a version; its row has no value. */
 const EMPTY_BLOB = 'empty';
+const [LEFT_BRACKET, COMMA, RIGHT_BRACKET] = new TextEncoder().encode('[,]') as unknown as [number, number, number];
 
 /**
  * One checkpoint with its channel values and pending writes, as the tuple query returns it. The
@@ -38,8 +42,10 @@ interface TupleRow {
   checkpoint: Uint8Array;
   metadata: Record<string, unknown>;
   blob_channels: string[] | null;
+  blob_versions: string[] | null;
   blob_types: string[] | null;
-  blob_values: Uint8Array[] | null;
+  /** Left out (null, or an empty Buffer on postgres-js) for a value this process holds as objects. */
+  blob_values: (Uint8Array | null)[] | null;
   write_task_ids: string[] | null;
   write_task_paths: string[] | null;
   write_idxs: number[] | null;
@@ -70,6 +76,11 @@ interface StoredWrite {
  * Channel versions are numbers with a random fraction (see {@link getNextVersion}), so a fork
  * never collides with its sibling's blobs.
  *
+ * Long conversations: the message list this process stored or read last for a thread is kept as
+ * live objects ({@link MessageListCache}), so the next turn neither fetches nor deserializes the
+ * history, and each message's serialized form is kept while the message lives, so storing the
+ * list serializes only the new messages. The stored bytes are the same as without either.
+ *
  * @example
  * ```ts
  * const { db } = await openDatabase({ dataDir: './.data' });
@@ -78,6 +89,9 @@ interface StoredWrite {
  */
 export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
   private readonly db: Database;
+  private readonly messageLists = new MessageListCache();
+  /** Each message's serialized form (default serde only: it serializes a list as its items joined). */
+  private readonly serializedMessages: WeakMap<BaseMessage, Uint8Array> | undefined;
 
   /**
    * @param db An open database whose migrations include the checkpoint tables.
@@ -87,6 +101,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
   constructor(db: Database, serde?: SerializerProtocol) {
     super(serde);
     this.db = db;
+    this.serializedMessages = this.serde instanceof JsonPlusSerializer ? new WeakMap() : undefined;
   }
 
   /**
@@ -101,7 +116,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     const checkpointId = getCheckpointId(config);
     const conditions = [sql`thread_id = ${String(threadId)}`, sql`checkpoint_ns = ${checkpointNs}`];
     if (checkpointId) conditions.push(sql`checkpoint_id = ${checkpointId}`);
-    const [tuple] = await this.selectTuples(conditions, 1);
+    const [tuple] = await this.selectTuples(conditions, 1, String(threadId));
     return tuple;
   }
 
@@ -127,7 +142,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     if (beforeId) conditions.push(sql`checkpoint_id < ${String(beforeId)}`);
     // `limit` may come from an API caller: only a finite whole number reaches the query.
     const rowLimit = Number.isFinite(Number(limit)) ? Math.max(0, Math.trunc(Number(limit))) : undefined;
-    yield* await this.selectTuples(conditions, rowLimit);
+    yield* await this.selectTuples(conditions, rowLimit, threadId ? String(threadId) : undefined);
   }
 
   /**
@@ -151,6 +166,10 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
 
     const [checkpointType, serialized] = await this.serde.dumpsTyped(rest);
     const blobRows = await this.dumpBlobs(threadId, checkpointNs, values, newVersions);
+    const messageLists = blobRows.flatMap(({ channel, version }) => {
+      const value = values[channel];
+      return MessageListCache.isMessageList(value) ? [{ key: { threadId, checkpointNs, channel, version }, value }] : [];
+    });
     const row = {
       threadId,
       checkpointNs,
@@ -184,6 +203,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
         .as(this.db.insert(checkpointBlobs).values(blobRows).onConflictDoNothing().getSQL());
       await this.db.with(insertBlobs).insert(checkpoints).values(row).onConflictDoUpdate(upsert);
     }
+    for (const { key, value } of messageLists) this.messageLists.set(key, value);
 
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
@@ -238,6 +258,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
 
   /** Deletes every checkpoint, channel value and write of a thread, in all namespaces, atomically. */
   async deleteThread(threadId: string): Promise<void> {
+    this.messageLists.deleteThread(threadId);
     await this.db.execute(sql`
       with deleted_blobs as (delete from checkpoint_blobs where thread_id = ${threadId}),
            deleted_writes as (delete from checkpoint_writes where thread_id = ${threadId})
@@ -268,27 +289,68 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
       Object.entries(newVersions).map(async ([channel, version]) => {
         const key = { threadId, checkpointNs, channel, version: versionKey(version) };
         if (!(channel in values)) return { ...key, type: EMPTY_BLOB, blob: null };
-        const [type, blob] = await this.serde.dumpsTyped(values[channel]);
+        const value = values[channel];
+        const [type, blob] = (MessageListCache.isMessageList(value) && (await this.dumpMessageList(value))) || (await this.serde.dumpsTyped(value));
         return { ...key, type, blob };
       }),
     );
   }
 
-  /** Runs the tuple query for checkpoints matching all `conditions`, newest first. */
-  private async selectTuples(conditions: SQL[], limit?: number): Promise<CheckpointTuple[]> {
+  /**
+   * A message list serialized as the default serde would (`[`, each message's JSON, `,`, `]`:
+   * JSON of an array is its items' JSON joined), reusing each message's bytes from an earlier
+   * checkpoint; `undefined` when a custom serde or an item that is not JSON asks for the whole value.
+   */
+  private async dumpMessageList(messages: BaseMessage[]): Promise<[string, Uint8Array] | undefined> {
+    const cache = this.serializedMessages;
+    if (cache === undefined) return undefined;
+    const parts: Uint8Array[] = [];
+    for (const message of messages) {
+      let part = cache.get(message);
+      if (part === undefined) {
+        const [type, bytes] = await this.serde.dumpsTyped(message);
+        if (type !== 'json') return undefined;
+        part = bytes;
+        cache.set(message, part);
+      }
+      parts.push(part);
+    }
+    const joined = new Uint8Array(parts.reduce((length, part) => length + part.length + 1, 1));
+    let at = 0;
+    for (const part of parts) {
+      joined[at] = at === 0 ? LEFT_BRACKET : COMMA;
+      joined.set(part, at + 1);
+      at += part.length + 1;
+    }
+    joined[at] = RIGHT_BRACKET;
+    return ['json', joined];
+  }
+
+  /**
+   * Runs the tuple query for checkpoints matching all `conditions`, newest first. With the
+   * `threadId` they are all of, the query leaves out the values this process holds as objects.
+   */
+  private async selectTuples(conditions: SQL[], limit?: number, threadId?: string): Promise<CheckpointTuple[]> {
     const where = conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``;
     const limitClause = limit === undefined ? sql`` : sql`limit ${limit}`;
+    const held = threadId === undefined ? new Map() : this.messageLists.heldFor(threadId);
+    const heldKeys = [...held.values()].map(({ key }) => sql`(${key.checkpointNs}, ${key.channel}, ${key.version})`);
+    const blobValue =
+      heldKeys.length === 0
+        ? sql`bl.blob`
+        : sql`case when (bl.checkpoint_ns, bl.channel, bl.version) in (${sql.join(heldKeys, sql`, `)}) then null else bl.blob end`;
     // The inner select picks the checkpoints first (the primary key serves thread + namespace,
     // newest first), so the lateral joins run only for rows that are returned.
     const result = await this.db.execute(sql`
       select cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id, cp.type,
              cp.checkpoint, cp.metadata,
-             b.channels as blob_channels, b.types as blob_types, b.blobs as blob_values,
+             b.channels as blob_channels, b.versions as blob_versions, b.types as blob_types, b.blobs as blob_values,
              w.task_ids as write_task_ids, w.task_paths as write_task_paths, w.idxs as write_idxs,
              w.channels as write_channels, w.types as write_types, w.blobs as write_values
       from (select * from checkpoints ${where} order by checkpoint_id desc ${limitClause}) cp
       left join lateral (
-        select array_agg(bl.channel) as channels, array_agg(bl.type) as types, array_agg(bl.blob) as blobs
+        select array_agg(bl.channel) as channels, array_agg(bl.version) as versions, array_agg(bl.type) as types,
+               array_agg(${blobValue}) as blobs
         from jsonb_each_text(cp.blob_versions) as v
         join checkpoint_blobs bl
           on bl.thread_id = cp.thread_id and bl.checkpoint_ns = cp.checkpoint_ns
@@ -306,21 +368,26 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
       ) w on true
       order by cp.checkpoint_id desc`);
     const rows = rowsOf<TupleRow>(result);
-    const tuples = await Promise.all(rows.map((row) => this.toTuple(row)));
+    const tuples = await Promise.all(rows.map((row) => this.toTuple(row, held)));
     await this.migratePendingSends(rows, tuples);
     return tuples;
   }
 
-  private async toTuple(row: TupleRow): Promise<CheckpointTuple> {
+  private async toTuple(row: TupleRow, held: Map<string, { messages: readonly BaseMessage[] }>): Promise<CheckpointTuple> {
     const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
     const stored = (await this.serde.loadsTyped(row.type, bytes(row.checkpoint))) as Omit<Checkpoint, 'channel_values'>;
     const channels = row.blob_channels ?? [];
     const channelValues = Object.fromEntries(
       await Promise.all(
-        channels.map(async (channel, i) => [
-          channel,
-          await this.serde.loadsTyped(row.blob_types?.[i] ?? '', bytes(row.blob_values?.[i])),
-        ]),
+        channels.map(async (channel, i) => {
+          const key: BlobKey = { threadId: thread_id, checkpointNs: checkpoint_ns, channel, version: row.blob_versions?.[i] ?? '' };
+          const kept = held.get(heldKey(key));
+          // Held means the query left the value out (postgres-js reads that null as an empty Buffer).
+          if (kept !== undefined) return [channel, [...kept.messages]];
+          const value = await this.serde.loadsTyped(row.blob_types?.[i] ?? '', bytes(row.blob_values?.[i] ?? undefined));
+          if (MessageListCache.isMessageList(value)) this.messageLists.offer(key, value);
+          return [channel, value];
+        }),
       ),
     );
     const writes: StoredWrite[] = (row.write_task_ids ?? []).map((taskId, i) => ({
