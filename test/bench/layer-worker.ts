@@ -44,6 +44,8 @@ export interface LayerResult {
   cpuMsPerMessage: number;
   /** PostgreSQL backends' CPU per message, when the layer ran on PostgreSQL. */
   postgresCpuMsPerMessage?: number;
+  /** Statements sent to PGlite per message, when the layer ran on PGlite. */
+  queriesPerMessage?: number;
   /** One chat alone, messages in a row. */
   aloneLatenciesMs: number[];
   concurrentPerSecond: number;
@@ -71,11 +73,21 @@ const config = parseConfig(
 const modelConfig = config.models[0] as (typeof config.models)[number];
 const logger = silentLogger();
 
+/** Statements PGlite received so far (every drizzle query goes through `PGlite.query`). */
+let pgliteQueries = 0;
+
 async function openLayerDatabase(): Promise<DatabaseHandle> {
   const { database } = spec;
   if (database?.kind === 'postgres') return openDatabase({ url: database.url });
   // The model layer has no database; the in-memory saver layer needs one only for the skill list.
-  return openDatabase({ dataDir });
+  const handle = await openDatabase({ dataDir });
+  const client = (handle.db as unknown as { $client: { query: (...args: unknown[]) => Promise<unknown> } }).$client;
+  const query = client.query.bind(client);
+  client.query = (...args) => {
+    pgliteQueries++;
+    return query(...args);
+  };
+  return handle;
 }
 
 async function openLayer(): Promise<Answer> {
@@ -184,6 +196,7 @@ async function measure(answer: Answer): Promise<LayerResult> {
   const postgresMeter = database?.kind === 'postgres' ? new PostgresCpuMeter(database.url, database.name) : undefined;
   await postgresMeter?.start();
   const limit = pLimit(spec.concurrency);
+  const queriesBefore = pgliteQueries;
   const cpuBefore = ownCpuMs();
   const startedAt = performance.now();
   await Promise.all(Array.from({ length: spec.chats }, async (_, c) => {
@@ -196,6 +209,7 @@ async function measure(answer: Answer): Promise<LayerResult> {
 
   const result: LayerResult = { cpuMsPerMessage, aloneLatenciesMs, concurrentPerSecond: (total / wallMs) * 1000 };
   if (postgresCpuMs !== undefined) result.postgresCpuMsPerMessage = postgresCpuMs / total;
+  if (database?.kind === 'pglite') result.queriesPerMessage = (pgliteQueries - queriesBefore) / total;
   if (spec.longTurns > 0) {
     const long = { cpuMs: [] as number[], latencyMs: [] as number[] };
     for (let turn = 0; turn < spec.longTurns; turn++) {

@@ -168,7 +168,7 @@ function p50(latencies: number[]): number {
 function printTable(rows: Measured[]): void {
   const byName = new Map(rows.map((row) => [row.name, row]));
   const cell = (value: string) => value.padStart(10);
-  console.log(`\n${'layer'.padEnd(28)}${cell('CPU ms/msg')}${cell('ratio')}${cell('+PG ms')}${cell('msgs/s')}${cell('alone p50')}${cell('ratio')}`);
+  console.log(`\n${'layer'.padEnd(28)}${cell('CPU ms/msg')}${cell('ratio')}${cell('+PG ms')}${cell('queries')}${cell('msgs/s')}${cell('alone p50')}${cell('ratio')}`);
   for (const row of rows) {
     const below = row.below === undefined ? undefined : byName.get(row.below);
     const cpu = row.result.cpuMsPerMessage;
@@ -176,11 +176,14 @@ function printTable(rows: Measured[]): void {
     const cpuRatio = below ? `${(cpu / below.result.cpuMsPerMessage).toFixed(2)}×` : '';
     const aloneRatio = below ? `${(alone / p50(below.result.aloneLatenciesMs)).toFixed(2)}×` : '';
     const postgres = row.result.postgresCpuMsPerMessage === undefined ? '' : row.result.postgresCpuMsPerMessage.toFixed(1);
+    const queries = row.result.queriesPerMessage === undefined ? '' : row.result.queriesPerMessage.toFixed(1);
     console.log(
-      `${row.name.padEnd(28)}${cell(cpu.toFixed(1))}${cell(cpuRatio)}${cell(postgres)}${cell(row.result.concurrentPerSecond.toFixed(1))}${cell(alone.toFixed(1))}${cell(aloneRatio)}`,
+      `${row.name.padEnd(28)}${cell(cpu.toFixed(1))}${cell(cpuRatio)}${cell(postgres)}${cell(queries)}${cell(row.result.concurrentPerSecond.toFixed(1))}${cell(alone.toFixed(1))}${cell(aloneRatio)}`,
     );
   }
-  console.log('(ratios are to the row below it in the stack: L2 to L1, L3 to L2 on the same database, ...; +PG = CPU in PostgreSQL backends)');
+  console.log(
+    '(ratios are to the row below it in the stack: L2 to L1, L3 to L2 on the same database, ...; +PG = CPU in PostgreSQL backends; queries = statements per message, PGlite workers)',
+  );
 }
 
 function printGoals(rows: Measured[], kinds: DatabaseKind[]): void {
