@@ -5,7 +5,8 @@
  * flight (CPU per message), optionally one long conversation, and prints `result <JSON>`. It then
  * stays idle until it is stopped, so the parent reads the line before the process ends.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AIMessageChunk, type BaseMessage, HumanMessage } from '@langchain/core/messages';
@@ -38,6 +39,8 @@ export interface LayerSpec {
   concurrency: number;
   /** Turns of the long conversation; 0 = none. */
   longTurns: number;
+  /** When set, a V8 CPU profile of the "all chats at once" phase alone is written here (`.cpuprofile`). */
+  cpuProfilePath?: string;
 }
 
 export interface LayerResult {
@@ -178,6 +181,15 @@ function requestAsTheManagerSends(chat: number, threadId: string, text: string):
   };
 }
 
+/** The inspector's sampling profiler, started: only the measured phase lands in the profile. */
+async function startProfiler(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return session;
+}
+
 async function timed(answer: Answer, chat: number, text: string): Promise<number> {
   const startedAt = performance.now();
   await answer(chat, text);
@@ -196,6 +208,7 @@ async function measure(answer: Answer): Promise<LayerResult> {
   const postgresMeter = database?.kind === 'postgres' ? new PostgresCpuMeter(database.url, database.name) : undefined;
   await postgresMeter?.start();
   const limit = pLimit(spec.concurrency);
+  const profiler = spec.cpuProfilePath === undefined ? undefined : await startProfiler();
   const queriesBefore = pgliteQueries;
   const cpuBefore = ownCpuMs();
   const startedAt = performance.now();
@@ -205,6 +218,11 @@ async function measure(answer: Answer): Promise<LayerResult> {
   const wallMs = performance.now() - startedAt;
   const total = spec.chats * spec.messagesPerChat;
   const cpuMsPerMessage = (ownCpuMs() - cpuBefore) / total;
+  if (profiler !== undefined && spec.cpuProfilePath !== undefined) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(spec.cpuProfilePath, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   const postgresCpuMs = await postgresMeter?.stop();
 
   const result: LayerResult = { cpuMsPerMessage, aloneLatenciesMs, concurrentPerSecond: (total / wallMs) * 1000 };

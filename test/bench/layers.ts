@@ -10,6 +10,7 @@
  * working process's CPU time over the "all chats at once" phase ÷ messages. Then one long
  * conversation per layer: turn 1 against turn N.
  */
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
@@ -27,7 +28,7 @@ export interface LayersBenchOptions {
   databaseUrl?: string | undefined;
   /** Turns of the long conversation; 0 = skip it. */
   longTurns: number;
-  /** When set, every layer's process writes a V8 CPU profile into `<dir>/<layer>/` (see profile-breakdown.ts). */
+  /** When set: `<dir>/<layer>.cpuprofile` per worker (its measured phase only) and `<dir>/<L4 layer>/` per server (its whole life); see profile-breakdown.ts. */
   cpuProfileDir?: string | undefined;
 }
 
@@ -57,8 +58,13 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   const rows: Measured[] = [];
   const base = { modelBaseUrl: model.baseURL, chats: options.chats, messagesPerChat: options.messagesPerChat, concurrency: CONCURRENCY, longTurns: options.longTurns };
 
-  const profiled = (name: string) => (options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(resolve(options.cpuProfileDir), name.replace(/[^A-Za-z0-9]+/g, '-'))}`]);
-  const runWorker = (spec: LayerSpec, name: string) => runLayerWorker(spec, profiled(name));
+  const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-');
+  const profileDir = options.cpuProfileDir === undefined ? undefined : resolve(options.cpuProfileDir);
+  if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
+  // The server's profile covers its whole life (start-up too); a worker's only the measured phase.
+  const profiled = (name: string) => (profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, fileName(name))}`]);
+  const runWorker = (spec: LayerSpec, name: string) =>
+    runLayerWorker(profileDir === undefined ? spec : { ...spec, cpuProfilePath: join(profileDir, `${fileName(name)}.cpuprofile`) }, []);
 
   rows.push({ name: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'model' }, 'L0 bare ChatOpenAI') });
   rows.push({ name: 'L1 graph, MemorySaver', below: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'graph-memory' }, 'L1 graph, MemorySaver') });
