@@ -10,7 +10,6 @@ import {
   type CheckpointTuple,
   compareWritesSortKeys,
   getCheckpointId,
-  JsonPlusSerializer,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
@@ -23,11 +22,15 @@ import { and, eq, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../../db/index.js';
 import { checkpointBlobs, checkpoints, checkpointWrites } from '../../db/schema/checkpoints.js';
 import { AgentError } from '../../errors.js';
-import { type BlobKey, heldKey, MessageListCache } from './message-list-cache.js';
+import { bytes, rowsOf } from './driver-rows.js';
+import { isAppendBlob, MessageListBlobs } from './message-list-blobs.js';
+import { type BlobKey, type HeldList, heldKey, MessageListCache } from './message-list-cache.js';
+
+/** What a read leaves out of its query because this process holds it: `heldKey` → the list. */
+type Held = ReadonlyMap<string, { key: BlobKey; list: HeldList }>;
 
 /** Blob type of a channel that was cleared at a version; its row has no value. */
 const EMPTY_BLOB = 'empty';
-const [LEFT_BRACKET, COMMA, RIGHT_BRACKET] = new TextEncoder().encode('[,]') as unknown as [number, number, number];
 
 /**
  * One checkpoint with its channel values and pending writes, as the tuple query returns it. The
@@ -76,10 +79,11 @@ interface StoredWrite {
  * Channel versions are numbers with a random fraction (see {@link getNextVersion}), so a fork
  * never collides with its sibling's blobs.
  *
- * Long conversations: the message list this process stored or read last for a thread is kept as
- * live objects ({@link MessageListCache}), so the next turn neither fetches nor deserializes the
- * history, and each message's serialized form is kept while the message lives, so storing the
- * list serializes only the new messages. The stored bytes are the same as without either.
+ * Long conversations ({@link MessageListBlobs}): the message list this process stored or read
+ * last for a thread is kept as live objects, so the next turn neither fetches nor deserializes
+ * the history, and a list that extends it is stored as an `append:<base version>` row holding
+ * only the new messages (the whole list again every 20 turns), so a turn writes its own messages,
+ * not the conversation. A saver that never saw the thread reads the chain of rows instead.
  *
  * @example
  * ```ts
@@ -89,9 +93,7 @@ interface StoredWrite {
  */
 export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
   private readonly db: Database;
-  private readonly messageLists = new MessageListCache();
-  /** Each message's serialized form (default serde only: it serializes a list as its items joined). */
-  private readonly serializedMessages: WeakMap<BaseMessage, Uint8Array> | undefined;
+  private readonly messageLists: MessageListBlobs;
 
   /**
    * @param db An open database whose migrations include the checkpoint tables.
@@ -101,7 +103,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
   constructor(db: Database, serde?: SerializerProtocol) {
     super(serde);
     this.db = db;
-    this.serializedMessages = this.serde instanceof JsonPlusSerializer ? new WeakMap() : undefined;
+    this.messageLists = new MessageListBlobs(db, this.serde);
   }
 
   /**
@@ -116,7 +118,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     const checkpointId = getCheckpointId(config);
     const conditions = [sql`thread_id = ${String(threadId)}`, sql`checkpoint_ns = ${checkpointNs}`];
     if (checkpointId) conditions.push(sql`checkpoint_id = ${checkpointId}`);
-    const [tuple] = await this.selectTuples(conditions, 1, String(threadId));
+    const [tuple] = await this.selectTuples(conditions, 1, { threadId: String(threadId), isLatestRead: checkpointId === undefined });
     return tuple;
   }
 
@@ -142,7 +144,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     if (beforeId) conditions.push(sql`checkpoint_id < ${String(beforeId)}`);
     // `limit` may come from an API caller: only a finite whole number reaches the query.
     const rowLimit = Number.isFinite(Number(limit)) ? Math.max(0, Math.trunc(Number(limit))) : undefined;
-    yield* await this.selectTuples(conditions, rowLimit, threadId ? String(threadId) : undefined);
+    yield* await this.selectTuples(conditions, rowLimit, threadId ? { threadId: String(threadId), isLatestRead: false } : undefined);
   }
 
   /**
@@ -165,11 +167,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     const { channel_values: values, ...rest } = checkpoint;
 
     const [checkpointType, serialized] = await this.serde.dumpsTyped(rest);
-    const blobRows = await this.dumpBlobs(threadId, checkpointNs, values, newVersions);
-    const messageLists = blobRows.flatMap(({ channel, version }) => {
-      const value = values[channel];
-      return MessageListCache.isMessageList(value) ? [{ key: { threadId, checkpointNs, channel, version }, value }] : [];
-    });
+    const { rows: blobRows, messageLists } = await this.dumpBlobs(threadId, checkpointNs, values, newVersions);
     const row = {
       threadId,
       checkpointNs,
@@ -203,7 +201,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
         .as(this.db.insert(checkpointBlobs).values(blobRows).onConflictDoNothing().getSQL());
       await this.db.with(insertBlobs).insert(checkpoints).values(row).onConflictDoUpdate(upsert);
     }
-    for (const { key, value } of messageLists) this.messageLists.set(key, value);
+    for (const { key, messages, appendDepth } of messageLists) this.messageLists.cache.set(key, messages, appendDepth);
 
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
@@ -258,7 +256,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
 
   /** Deletes every checkpoint, channel value and write of a thread, in all namespaces, atomically. */
   async deleteThread(threadId: string): Promise<void> {
-    this.messageLists.deleteThread(threadId);
+    this.messageLists.cache.deleteThread(threadId);
     await this.db.execute(sql`
       with deleted_blobs as (delete from checkpoint_blobs where thread_id = ${threadId}),
            deleted_writes as (delete from checkpoint_writes where thread_id = ${threadId})
@@ -278,62 +276,46 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     return (Number.isFinite(step) ? step : 0) + 1 + Math.random();
   }
 
-  /** Value rows for the channels that changed; a channel absent from `values` was cleared. */
-  private dumpBlobs(
+  /**
+   * Value rows for the channels that changed (a channel absent from `values` was cleared), and
+   * the message lists among them, for the cache once the rows are stored.
+   */
+  private async dumpBlobs(
     threadId: string,
     checkpointNs: string,
     values: Checkpoint['channel_values'],
     newVersions: ChannelVersions,
-  ): Promise<(typeof checkpointBlobs.$inferInsert)[]> {
-    return Promise.all(
+  ): Promise<{ rows: (typeof checkpointBlobs.$inferInsert)[]; messageLists: { key: BlobKey; messages: BaseMessage[]; appendDepth: number }[] }> {
+    const messageLists: { key: BlobKey; messages: BaseMessage[]; appendDepth: number }[] = [];
+    const rows = await Promise.all(
       Object.entries(newVersions).map(async ([channel, version]) => {
         const key = { threadId, checkpointNs, channel, version: versionKey(version) };
         if (!(channel in values)) return { ...key, type: EMPTY_BLOB, blob: null };
         const value = values[channel];
-        const [type, blob] = (MessageListCache.isMessageList(value) && (await this.dumpMessageList(value))) || (await this.serde.dumpsTyped(value));
+        if (MessageListCache.isMessageList(value)) {
+          const list = await this.messageLists.dump(key, value);
+          if (list !== undefined) {
+            messageLists.push({ key, messages: value, appendDepth: list.appendDepth });
+            return { ...key, type: list.type, blob: list.blob };
+          }
+        }
+        const [type, blob] = await this.serde.dumpsTyped(value);
         return { ...key, type, blob };
       }),
     );
-  }
-
-  /**
-   * A message list serialized as the default serde would (`[`, each message's JSON, `,`, `]`:
-   * JSON of an array is its items' JSON joined), reusing each message's bytes from an earlier
-   * checkpoint; `undefined` when a custom serde or an item that is not JSON asks for the whole value.
-   */
-  private async dumpMessageList(messages: BaseMessage[]): Promise<[string, Uint8Array] | undefined> {
-    const cache = this.serializedMessages;
-    if (cache === undefined) return undefined;
-    const parts: Uint8Array[] = [];
-    for (const message of messages) {
-      let part = cache.get(message);
-      if (part === undefined) {
-        const [type, bytes] = await this.serde.dumpsTyped(message);
-        if (type !== 'json') return undefined;
-        part = bytes;
-        cache.set(message, part);
-      }
-      parts.push(part);
-    }
-    const joined = new Uint8Array(parts.reduce((length, part) => length + part.length + 1, 1));
-    let at = 0;
-    for (const part of parts) {
-      joined[at] = at === 0 ? LEFT_BRACKET : COMMA;
-      joined.set(part, at + 1);
-      at += part.length + 1;
-    }
-    joined[at] = RIGHT_BRACKET;
-    return ['json', joined];
+    return { rows, messageLists };
   }
 
   /**
    * Runs the tuple query for checkpoints matching all `conditions`, newest first. With the
-   * `threadId` they are all of, the query leaves out the values this process holds as objects.
+   * thread they all belong to, the query leaves out the values this process holds as objects;
+   * `isLatestRead` (a run starting on the thread's latest checkpoint) makes the lists read the
+   * ones held for the next turn.
    */
-  private async selectTuples(conditions: SQL[], limit?: number, threadId?: string): Promise<CheckpointTuple[]> {
+  private async selectTuples(conditions: SQL[], limit?: number, thread?: { threadId: string; isLatestRead: boolean }): Promise<CheckpointTuple[]> {
     const where = conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``;
     const limitClause = limit === undefined ? sql`` : sql`limit ${limit}`;
-    const held = threadId === undefined ? new Map() : this.messageLists.heldFor(threadId);
+    const held: Held = thread === undefined ? new Map() : this.messageLists.cache.heldFor(thread.threadId);
     const heldKeys = [...held.values()].map(({ key }) => sql`(${key.checkpointNs}, ${key.channel}, ${key.version})`);
     const blobValue =
       heldKeys.length === 0
@@ -368,12 +350,12 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
       ) w on true
       order by cp.checkpoint_id desc`);
     const rows = rowsOf<TupleRow>(result);
-    const tuples = await Promise.all(rows.map((row) => this.toTuple(row, held)));
+    const tuples = await Promise.all(rows.map((row) => this.toTuple(row, held, thread?.isLatestRead === true)));
     await this.migratePendingSends(rows, tuples);
     return tuples;
   }
 
-  private async toTuple(row: TupleRow, held: Map<string, { messages: readonly BaseMessage[] }>): Promise<CheckpointTuple> {
+  private async toTuple(row: TupleRow, held: Held, isLatestRead: boolean): Promise<CheckpointTuple> {
     const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
     const stored = (await this.serde.loadsTyped(row.type, bytes(row.checkpoint))) as Omit<Checkpoint, 'channel_values'>;
     const channels = row.blob_channels ?? [];
@@ -383,10 +365,15 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
           const key: BlobKey = { threadId: thread_id, checkpointNs: checkpoint_ns, channel, version: row.blob_versions?.[i] ?? '' };
           const kept = held.get(heldKey(key));
           // Held means the query left the value out (postgres-js reads that null as an empty Buffer).
-          if (kept !== undefined) return [channel, [...kept.messages]];
-          const value = await this.serde.loadsTyped(row.blob_types?.[i] ?? '', bytes(row.blob_values?.[i] ?? undefined));
-          if (MessageListCache.isMessageList(value)) this.messageLists.offer(key, value);
-          return [channel, value];
+          if (kept !== undefined) return [channel, [...kept.list.messages]];
+          const type = row.blob_types?.[i] ?? '';
+          const blob = bytes(row.blob_values?.[i] ?? undefined);
+          const list = isAppendBlob(type) ? await this.messageLists.loadAppended(key, type, blob, held) : await this.loadWhole(type, blob);
+          if (!('messages' in list)) return [channel, list.value];
+          const { cache } = this.messageLists;
+          if (isLatestRead) cache.set(key, list.messages, list.appendDepth);
+          else cache.offer(key, list.messages, list.appendDepth);
+          return [channel, [...list.messages]];
         }),
       ),
     );
@@ -407,6 +394,12 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
       tuple.parentConfig = { configurable: { thread_id, checkpoint_ns, checkpoint_id: parent_checkpoint_id } };
     }
     return tuple;
+  }
+
+  /** A value stored whole; a message list comes back as one, to be held. */
+  private async loadWhole(type: string, blob: Uint8Array): Promise<{ value: unknown } | Omit<HeldList, 'version'>> {
+    const value = await this.serde.loadsTyped(type, blob);
+    return MessageListCache.isMessageList(value) ? { messages: value, appendDepth: 0 } : { value };
   }
 
   /** Deserializes writes in LangGraph's replay order, `(task_path, task_id, idx)`. */
@@ -491,18 +484,4 @@ function requireThreadId(config: RunnableConfig, operation: string): string {
 /** The text a channel version is stored under; `put` and the tuple query's join both use it. */
 function versionKey(version: number | string): string {
   return String(version);
-}
-
-/**
- * A plain Uint8Array view: postgres-js returns Buffers, and a Buffer would leak out of a `bytes`
- * value (and compare unequal to the Uint8Array that was stored).
- */
-function bytes(value: Uint8Array | undefined): Uint8Array {
-  if (value === undefined) return new Uint8Array();
-  return value.constructor === Uint8Array ? value : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-}
-
-/** Rows of a raw `execute`: postgres-js returns an array, PGlite an object with `rows`. */
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }

@@ -19,7 +19,7 @@ export interface BlobKey {
  * between the steps of a run (it never changes a stored message, it replaces it).
  */
 export class MessageListCache {
-  private readonly lists = new Map<string, { version: string; messages: readonly BaseMessage[] }>();
+  private readonly lists = new Map<string, HeldList>();
 
   constructor(private readonly maxLists = 256) {}
 
@@ -28,21 +28,28 @@ export class MessageListCache {
     return Array.isArray(value) && value.length > 0 && value.every((item) => isBaseMessage(item));
   }
 
-  /** A copy of the list stored under `key`, or `undefined`. */
-  get(key: BlobKey): BaseMessage[] | undefined {
+  /** The list held under `key` (read-only: copy it before handing it out), or `undefined`. */
+  get(key: BlobKey): HeldList | undefined {
+    const entry = this.latest(key);
+    return entry?.version === key.version ? entry : undefined;
+  }
+
+  /** The latest list held for the key's thread, namespace and channel, whatever its version. */
+  latest(key: Omit<BlobKey, 'version'>): HeldList | undefined {
     const slot = slotOf(key);
     const entry = this.lists.get(slot);
-    if (entry?.version !== key.version) return undefined;
+    if (entry === undefined) return undefined;
     // Re-inserted: the Map's order is the recency order.
     this.lists.delete(slot);
     this.lists.set(slot, entry);
-    return [...entry.messages];
+    return entry;
   }
 
-  set(key: BlobKey, messages: readonly BaseMessage[]): void {
+  /** Holds `messages` as the value at `key`; `appendDepth` as {@link HeldList} says. */
+  set(key: BlobKey, messages: readonly BaseMessage[], appendDepth: number): void {
     const slot = slotOf(key);
     this.lists.delete(slot);
-    this.lists.set(slot, { version: key.version, messages: [...messages] });
+    this.lists.set(slot, { version: key.version, messages: [...messages], appendDepth });
     for (const oldest of this.lists.keys()) {
       if (this.lists.size <= this.maxLists) break;
       this.lists.delete(oldest);
@@ -50,21 +57,21 @@ export class MessageListCache {
   }
 
   /** Like `set`, but only when nothing is kept for that channel yet (reading history must not evict the latest). */
-  offer(key: BlobKey, messages: readonly BaseMessage[]): void {
-    if (!this.lists.has(slotOf(key))) this.set(key, messages);
+  offer(key: BlobKey, messages: readonly BaseMessage[], appendDepth: number): void {
+    if (!this.lists.has(slotOf(key))) this.set(key, messages, appendDepth);
   }
 
   /**
    * What is held for a thread (every namespace and channel): taken before a read, so the read
    * can leave those values out of its result and still have them if they are evicted meanwhile.
    */
-  heldFor(threadId: string): Map<string, { key: BlobKey; messages: readonly BaseMessage[] }> {
-    const held = new Map<string, { key: BlobKey; messages: readonly BaseMessage[] }>();
+  heldFor(threadId: string): Map<string, { key: BlobKey; list: HeldList }> {
+    const held = new Map<string, { key: BlobKey; list: HeldList }>();
     const prefix = `${threadId}\u0000`;
     for (const [slot, entry] of this.lists) {
       if (!slot.startsWith(prefix)) continue;
       const [, checkpointNs = '', channel = ''] = slot.split('\u0000');
-      held.set(`${slot}\u0000${entry.version}`, { key: { threadId, checkpointNs, channel, version: entry.version }, messages: entry.messages });
+      held.set(`${slot}\u0000${entry.version}`, { key: { threadId, checkpointNs, channel, version: entry.version }, list: entry });
     }
     return held;
   }
@@ -73,6 +80,14 @@ export class MessageListCache {
     const prefix = `${threadId}\u0000`;
     for (const slot of [...this.lists.keys()]) if (slot.startsWith(prefix)) this.lists.delete(slot);
   }
+}
+
+/** A held message list and how it is stored. */
+export interface HeldList {
+  version: string;
+  messages: readonly BaseMessage[];
+  /** Appended rows between this version and a row holding the whole list (0: it is stored whole). */
+  appendDepth: number;
 }
 
 /** `heldFor`'s key of a blob. */
