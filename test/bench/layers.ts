@@ -208,17 +208,18 @@ function printGoals(rows: Measured[], kinds: DatabaseKind[]): void {
 
 function printLong(rows: Measured[], turns: number): void {
   const window = Math.min(LONG_WINDOW, Math.floor(turns / 2));
-  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
-  console.log(`\nlong conversation: one chat, ${turns} turns; turns 1–${window} against ${turns - window + 1}–${turns} (mean of each)`);
+  // Medians: one turn that met a GC or a busy neighbour would move a mean of five.
+  const median = (values: number[]) => p50(values);
+  console.log(`\nlong conversation: one chat, ${turns} turns; turns 1–${window} against ${turns - window + 1}–${turns} (median of each)`);
   const cell = (value: string) => value.padStart(10);
   console.log(`${'layer'.padEnd(28)}${cell('CPU first')}${cell('CPU last')}${cell('ratio')}${cell('ms first')}${cell('ms last')}${cell('ratio')}`);
   for (const row of rows) {
     const long = row.result.long;
     if (!long) continue;
-    const cpuFirst = mean(long.cpuMs.slice(0, window));
-    const cpuLast = mean(long.cpuMs.slice(-window));
-    const msFirst = mean(long.latencyMs.slice(0, window));
-    const msLast = mean(long.latencyMs.slice(-window));
+    const cpuFirst = median(long.cpuMs.slice(0, window));
+    const cpuLast = median(long.cpuMs.slice(-window));
+    const msFirst = median(long.latencyMs.slice(0, window));
+    const msLast = median(long.latencyMs.slice(-window));
     console.log(
       `${row.name.padEnd(28)}${cell(cpuFirst.toFixed(1))}${cell(cpuLast.toFixed(1))}${cell(`${(cpuLast / cpuFirst).toFixed(2)}×`)}${cell(msFirst.toFixed(1))}${cell(msLast.toFixed(1))}${cell(`${(msLast / msFirst).toFixed(2)}×`)}`,
     );
