@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only startup,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only startup,layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --long-turns L --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -8,6 +8,7 @@ import { runDingTalkBench } from './dingtalk.js';
 import { runDiscordBench } from './discord.js';
 import { runFeishuBench } from './feishu.js';
 import { runGitHubBench } from './github.js';
+import { runLayersBench } from './layers.js';
 import { printPlatformComparison } from './platforms.js';
 import { runScaleOutBench } from './scale-out.js';
 import { runSlackBench } from './slack.js';
@@ -19,7 +20,7 @@ import { runWebhookMemoryBench } from './webhooks.js';
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['startup', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
+const BENCHES = ['startup', 'layers', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     messages: { type: 'string', default: '20' },
     conversations: { type: 'string', default: '10000' },
     turns: { type: 'string', default: '30' },
+    'long-turns': { type: 'string', default: '50' },
+    'cpu-prof': { type: 'string' },
     'database-url': { type: 'string' },
     'redis-url': { type: 'string' },
   },
@@ -41,6 +44,15 @@ if (unknown.length > 0) {
 }
 
 if (only.has('startup')) await runStartupBench({ databaseUrl: values['database-url'] });
+if (only.has('layers')) {
+  await runLayersBench({
+    chats: Number(values.chats),
+    messagesPerChat: Number(values.messages),
+    databaseUrl: values['database-url'] ?? process.env.DATABASE_URL,
+    longTurns: Number(values['long-turns']),
+    cpuProfileDir: values['cpu-prof'],
+  });
+}
 const platformFigures = new Map<string, PlatformFigures>();
 if (only.has('telegram')) {
   const figures = await runTelegramBench({

@@ -74,6 +74,8 @@ export interface BenchServerOptions {
   allowedUsers?: readonly number[];
   /** Top-level YAML added to the config as is (e.g. a `sandbox:` block). */
   extraConfig?: string;
+  /** Node options before the entry point, e.g. `--cpu-prof`. */
+  nodeArgs?: readonly string[];
 }
 
 /** The Telegram bench server: {@link startChatBenchServer} with the fake Bot API as its one channel. */
@@ -98,6 +100,8 @@ export async function startChatBenchServer(options: {
   databaseUrl?: string | undefined;
   /** Top-level YAML added to the config as is (e.g. a `redis:` block). */
   extraConfig?: string;
+  /** Node options before the entry point, e.g. `--cpu-prof`. */
+  nodeArgs?: readonly string[];
 }): Promise<ChildProcess> {
   const { model, databaseUrl } = options;
   const dir = temporaryDir();
@@ -116,5 +120,5 @@ channels:
   ${options.channel}
 `,
   );
-  return startProcess([join(ROOT, 'src/main.ts'), '--config', configPath], (line) => line.includes('"server listening"'));
+  return startProcess([...(options.nodeArgs ?? []), join(ROOT, 'src/main.ts'), '--config', configPath], (line) => line.includes('"server listening"'));
 }

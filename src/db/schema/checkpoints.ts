@@ -41,7 +41,11 @@ export const checkpointBlobs = pgTable(
     checkpointNs: text('checkpoint_ns').notNull().default(''),
     channel: text('channel').notNull(),
     version: text('version').notNull(),
-    /** Serde type, or `empty` when the channel was cleared at this version (then `blob` is null). */
+    /**
+     * Serde type; `empty` when the channel was cleared at this version (then `blob` is null);
+     * `append:<version>` for a message list stored as the list at that version of the same
+     * channel plus the messages in `blob` (see `src/runtime/embedded/message-list-blobs.ts`).
+     */
     type: text('type').notNull(),
     blob: bytea('blob'),
   },

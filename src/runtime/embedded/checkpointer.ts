@@ -1,3 +1,4 @@
+import type { BaseMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import {
   BaseCheckpointSaver,
@@ -19,8 +20,14 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { and, eq, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../../db/index.js';
-import { checkpointBlobs, checkpointWrites, checkpoints } from '../../db/schema/checkpoints.js';
+import { checkpointBlobs, checkpoints, checkpointWrites } from '../../db/schema/checkpoints.js';
 import { AgentError } from '../../errors.js';
+import { bytes, rowsOf } from './driver-rows.js';
+import { isAppendBlob, MessageListBlobs } from './message-list-blobs.js';
+import { type BlobKey, type HeldList, heldKey, MessageListCache } from './message-list-cache.js';
+
+/** What a read leaves out of its query because this process holds it: `heldKey` → the list. */
+type Held = ReadonlyMap<string, { key: BlobKey; list: HeldList }>;
 
 /** Blob type of a channel that was cleared at a version; its row has no value. */
 const EMPTY_BLOB = 'empty';
@@ -38,8 +45,10 @@ interface TupleRow {
   checkpoint: Uint8Array;
   metadata: Record<string, unknown>;
   blob_channels: string[] | null;
+  blob_versions: string[] | null;
   blob_types: string[] | null;
-  blob_values: Uint8Array[] | null;
+  /** Left out (null, or an empty Buffer on postgres-js) for a value this process holds as objects. */
+  blob_values: (Uint8Array | null)[] | null;
   write_task_ids: string[] | null;
   write_task_paths: string[] | null;
   write_idxs: number[] | null;
@@ -70,6 +79,12 @@ interface StoredWrite {
  * Channel versions are numbers with a random fraction (see {@link getNextVersion}), so a fork
  * never collides with its sibling's blobs.
  *
+ * Long conversations ({@link MessageListBlobs}): the message list this process stored or read
+ * last for a thread is kept as live objects, so the next turn neither fetches nor deserializes
+ * the history, and a list that extends it is stored as an `append:<base version>` row holding
+ * only the new messages (the whole list again every 20 turns), so a turn writes its own messages,
+ * not the conversation. A saver that never saw the thread reads the chain of rows instead.
+ *
  * @example
  * ```ts
  * const { db } = await openDatabase({ dataDir: './.data' });
@@ -78,6 +93,7 @@ interface StoredWrite {
  */
 export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
   private readonly db: Database;
+  private readonly messageLists: MessageListBlobs;
 
   /**
    * @param db An open database whose migrations include the checkpoint tables.
@@ -87,6 +103,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
   constructor(db: Database, serde?: SerializerProtocol) {
     super(serde);
     this.db = db;
+    this.messageLists = new MessageListBlobs(db, this.serde);
   }
 
   /**
@@ -101,7 +118,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     const checkpointId = getCheckpointId(config);
     const conditions = [sql`thread_id = ${String(threadId)}`, sql`checkpoint_ns = ${checkpointNs}`];
     if (checkpointId) conditions.push(sql`checkpoint_id = ${checkpointId}`);
-    const [tuple] = await this.selectTuples(conditions, 1);
+    const [tuple] = await this.selectTuples(conditions, 1, { threadId: String(threadId), isLatestRead: checkpointId === undefined });
     return tuple;
   }
 
@@ -127,7 +144,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     if (beforeId) conditions.push(sql`checkpoint_id < ${String(beforeId)}`);
     // `limit` may come from an API caller: only a finite whole number reaches the query.
     const rowLimit = Number.isFinite(Number(limit)) ? Math.max(0, Math.trunc(Number(limit))) : undefined;
-    yield* await this.selectTuples(conditions, rowLimit);
+    yield* await this.selectTuples(conditions, rowLimit, threadId ? { threadId: String(threadId), isLatestRead: false } : undefined);
   }
 
   /**
@@ -150,7 +167,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     const { channel_values: values, ...rest } = checkpoint;
 
     const [checkpointType, serialized] = await this.serde.dumpsTyped(rest);
-    const blobRows = await this.dumpBlobs(threadId, checkpointNs, values, newVersions);
+    const { rows: blobRows, messageLists } = await this.dumpBlobs(threadId, checkpointNs, values, newVersions);
     const row = {
       threadId,
       checkpointNs,
@@ -184,6 +201,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
         .as(this.db.insert(checkpointBlobs).values(blobRows).onConflictDoNothing().getSQL());
       await this.db.with(insertBlobs).insert(checkpoints).values(row).onConflictDoUpdate(upsert);
     }
+    for (const { key, messages, appendDepth } of messageLists) this.messageLists.cache.set(key, messages, appendDepth);
 
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } };
   }
@@ -238,6 +256,7 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
 
   /** Deletes every checkpoint, channel value and write of a thread, in all namespaces, atomically. */
   async deleteThread(threadId: string): Promise<void> {
+    this.messageLists.cache.deleteThread(threadId);
     await this.db.execute(sql`
       with deleted_blobs as (delete from checkpoint_blobs where thread_id = ${threadId}),
            deleted_writes as (delete from checkpoint_writes where thread_id = ${threadId})
@@ -257,38 +276,63 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
     return (Number.isFinite(step) ? step : 0) + 1 + Math.random();
   }
 
-  /** Value rows for the channels that changed; a channel absent from `values` was cleared. */
-  private dumpBlobs(
+  /**
+   * Value rows for the channels that changed (a channel absent from `values` was cleared), and
+   * the message lists among them, for the cache once the rows are stored.
+   */
+  private async dumpBlobs(
     threadId: string,
     checkpointNs: string,
     values: Checkpoint['channel_values'],
     newVersions: ChannelVersions,
-  ): Promise<(typeof checkpointBlobs.$inferInsert)[]> {
-    return Promise.all(
+  ): Promise<{ rows: (typeof checkpointBlobs.$inferInsert)[]; messageLists: { key: BlobKey; messages: BaseMessage[]; appendDepth: number }[] }> {
+    const messageLists: { key: BlobKey; messages: BaseMessage[]; appendDepth: number }[] = [];
+    const rows = await Promise.all(
       Object.entries(newVersions).map(async ([channel, version]) => {
         const key = { threadId, checkpointNs, channel, version: versionKey(version) };
         if (!(channel in values)) return { ...key, type: EMPTY_BLOB, blob: null };
-        const [type, blob] = await this.serde.dumpsTyped(values[channel]);
+        const value = values[channel];
+        if (MessageListCache.isMessageList(value)) {
+          const list = await this.messageLists.dump(key, value);
+          if (list !== undefined) {
+            messageLists.push({ key, messages: value, appendDepth: list.appendDepth });
+            return { ...key, type: list.type, blob: list.blob };
+          }
+        }
+        const [type, blob] = await this.serde.dumpsTyped(value);
         return { ...key, type, blob };
       }),
     );
+    return { rows, messageLists };
   }
 
-  /** Runs the tuple query for checkpoints matching all `conditions`, newest first. */
-  private async selectTuples(conditions: SQL[], limit?: number): Promise<CheckpointTuple[]> {
+  /**
+   * Runs the tuple query for checkpoints matching all `conditions`, newest first. With the
+   * thread they all belong to, the query leaves out the values this process holds as objects;
+   * `isLatestRead` (a run starting on the thread's latest checkpoint) makes the lists read the
+   * ones held for the next turn.
+   */
+  private async selectTuples(conditions: SQL[], limit?: number, thread?: { threadId: string; isLatestRead: boolean }): Promise<CheckpointTuple[]> {
     const where = conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``;
     const limitClause = limit === undefined ? sql`` : sql`limit ${limit}`;
+    const held: Held = thread === undefined ? new Map() : this.messageLists.cache.heldFor(thread.threadId);
+    const heldKeys = [...held.values()].map(({ key }) => sql`(${key.checkpointNs}, ${key.channel}, ${key.version})`);
+    const blobValue =
+      heldKeys.length === 0
+        ? sql`bl.blob`
+        : sql`case when (bl.checkpoint_ns, bl.channel, bl.version) in (${sql.join(heldKeys, sql`, `)}) then null else bl.blob end`;
     // The inner select picks the checkpoints first (the primary key serves thread + namespace,
     // newest first), so the lateral joins run only for rows that are returned.
     const result = await this.db.execute(sql`
       select cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, cp.parent_checkpoint_id, cp.type,
              cp.checkpoint, cp.metadata,
-             b.channels as blob_channels, b.types as blob_types, b.blobs as blob_values,
+             b.channels as blob_channels, b.versions as blob_versions, b.types as blob_types, b.blobs as blob_values,
              w.task_ids as write_task_ids, w.task_paths as write_task_paths, w.idxs as write_idxs,
              w.channels as write_channels, w.types as write_types, w.blobs as write_values
       from (select * from checkpoints ${where} order by checkpoint_id desc ${limitClause}) cp
       left join lateral (
-        select array_agg(bl.channel) as channels, array_agg(bl.type) as types, array_agg(bl.blob) as blobs
+        select array_agg(bl.channel) as channels, array_agg(bl.version) as versions, array_agg(bl.type) as types,
+               array_agg(${blobValue}) as blobs
         from jsonb_each_text(cp.blob_versions) as v
         join checkpoint_blobs bl
           on bl.thread_id = cp.thread_id and bl.checkpoint_ns = cp.checkpoint_ns
@@ -306,21 +350,31 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
       ) w on true
       order by cp.checkpoint_id desc`);
     const rows = rowsOf<TupleRow>(result);
-    const tuples = await Promise.all(rows.map((row) => this.toTuple(row)));
+    const tuples = await Promise.all(rows.map((row) => this.toTuple(row, held, thread?.isLatestRead === true)));
     await this.migratePendingSends(rows, tuples);
     return tuples;
   }
 
-  private async toTuple(row: TupleRow): Promise<CheckpointTuple> {
+  private async toTuple(row: TupleRow, held: Held, isLatestRead: boolean): Promise<CheckpointTuple> {
     const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
     const stored = (await this.serde.loadsTyped(row.type, bytes(row.checkpoint))) as Omit<Checkpoint, 'channel_values'>;
     const channels = row.blob_channels ?? [];
     const channelValues = Object.fromEntries(
       await Promise.all(
-        channels.map(async (channel, i) => [
-          channel,
-          await this.serde.loadsTyped(row.blob_types?.[i] ?? '', bytes(row.blob_values?.[i])),
-        ]),
+        channels.map(async (channel, i) => {
+          const key: BlobKey = { threadId: thread_id, checkpointNs: checkpoint_ns, channel, version: row.blob_versions?.[i] ?? '' };
+          const kept = held.get(heldKey(key));
+          // Held means the query left the value out (postgres-js reads that null as an empty Buffer).
+          if (kept !== undefined) return [channel, [...kept.list.messages]];
+          const type = row.blob_types?.[i] ?? '';
+          const blob = bytes(row.blob_values?.[i] ?? undefined);
+          const list = isAppendBlob(type) ? await this.messageLists.loadAppended(key, type, blob, held) : await this.loadWhole(type, blob);
+          if (!('messages' in list)) return [channel, list.value];
+          const { cache } = this.messageLists;
+          if (isLatestRead) cache.set(key, list.messages, list.appendDepth);
+          else cache.offer(key, list.messages, list.appendDepth);
+          return [channel, [...list.messages]];
+        }),
       ),
     );
     const writes: StoredWrite[] = (row.write_task_ids ?? []).map((taskId, i) => ({
@@ -340,6 +394,12 @@ export class DrizzleCheckpointSaver extends BaseCheckpointSaver {
       tuple.parentConfig = { configurable: { thread_id, checkpoint_ns, checkpoint_id: parent_checkpoint_id } };
     }
     return tuple;
+  }
+
+  /** A value stored whole; a message list comes back as one, to be held. */
+  private async loadWhole(type: string, blob: Uint8Array): Promise<{ value: unknown } | Omit<HeldList, 'version'>> {
+    const value = await this.serde.loadsTyped(type, blob);
+    return MessageListCache.isMessageList(value) ? { messages: value, appendDepth: 0 } : { value };
   }
 
   /** Deserializes writes in LangGraph's replay order, `(task_path, task_id, idx)`. */
@@ -424,18 +484,4 @@ function requireThreadId(config: RunnableConfig, operation: string): string {
 /** The text a channel version is stored under; `put` and the tuple query's join both use it. */
 function versionKey(version: number | string): string {
   return String(version);
-}
-
-/**
- * A plain Uint8Array view: postgres-js returns Buffers, and a Buffer would leak out of a `bytes`
- * value (and compare unequal to the Uint8Array that was stored).
- */
-function bytes(value: Uint8Array | undefined): Uint8Array {
-  if (value === undefined) return new Uint8Array();
-  return value.constructor === Uint8Array ? value : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-}
-
-/** Rows of a raw `execute`: postgres-js returns an array, PGlite an object with `rows`. */
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }

@@ -45,7 +45,9 @@ export class RunStore {
 
   /**
    * Admits a run under multitask strategy `reject`: the partial unique index allows one active
-   * run per thread, so two processes racing for the same thread cannot both win.
+   * run per thread, so two processes racing for the same thread cannot both win. One query when
+   * the thread is free, the common case; a run left active by a process that died (its lease ran
+   * out) is cleared only when it is what blocks the thread, then the insert is tried once more.
    */
   async admitRun(run: {
     id: string;
@@ -54,24 +56,40 @@ export class RunStore {
     metadata: Record<string, unknown>;
     kwargs: Record<string, unknown>;
   }): Promise<RunRow> {
+    try {
+      return await this.insertRun(run);
+    } catch (error) {
+      if (sqlState(error) !== UNIQUE_VIOLATION) throw await this.toAdmissionError(error, run.threadId);
+    }
     // A run whose lease ran out was left by a process that died; it must not block the thread.
-    await this.db
+    const expired = await this.db
       .update(runs)
       .set({ status: 'error', error: 'lease expired: the process running it stopped', finishedAt: new Date() })
-      .where(and(eq(runs.threadId, run.threadId), inArray(runs.status, ACTIVE), lt(runs.leaseExpiresAt, sql`now()`)));
+      .where(and(eq(runs.threadId, run.threadId), inArray(runs.status, ACTIVE), lt(runs.leaseExpiresAt, sql`now()`)))
+      .returning({ id: runs.id });
+    if (expired.length === 0) throw new ThreadBusyError(run.threadId, await this.activeRunId(run.threadId));
     try {
-      const [row] = await this.db
-        .insert(runs)
-        // Runs start at once (no queue behind reject), so they are born running.
-        .values({ ...run, status: 'running', startedAt: new Date(), leaseExpiresAt: this.leaseDeadline() })
-        .returning();
-      return row as RunRow;
+      return await this.insertRun(run);
     } catch (error) {
-      if (sqlState(error) === UNIQUE_VIOLATION) throw new ThreadBusyError(run.threadId, await this.activeRunId(run.threadId));
-      // The foreign key answers "does the thread exist" without a query of its own per run.
-      if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('Thread');
-      throw error;
+      throw await this.toAdmissionError(error, run.threadId);
     }
+  }
+
+  private async insertRun(run: Parameters<RunStore['admitRun']>[0]): Promise<RunRow> {
+    const [row] = await this.db
+      .insert(runs)
+      // Runs start at once (no queue behind reject), so they are born running.
+      .values({ ...run, status: 'running', startedAt: new Date(), leaseExpiresAt: this.leaseDeadline() })
+      .returning();
+    return row as RunRow;
+  }
+
+  /** What a failed insert means to the caller: a busy thread, a missing thread, or the error itself. */
+  private async toAdmissionError(error: unknown, threadId: string): Promise<unknown> {
+    if (sqlState(error) === UNIQUE_VIOLATION) return new ThreadBusyError(threadId, await this.activeRunId(threadId));
+    // The foreign key answers "does the thread exist" without a query of its own per run.
+    if (sqlState(error) === FOREIGN_KEY_VIOLATION) return new NotFoundError('Thread');
+    return error;
   }
 
   async getRun(threadId: string, runId: string): Promise<RunRow> {
@@ -93,16 +111,20 @@ export class RunStore {
     return row?.status;
   }
 
+  /** Records how the run ended and touches its thread, in one statement. */
   async finishRun(
     run: { id: string; threadId: string },
     outcome: { status: RunStatus; error?: string; usage?: TokenUsage },
   ): Promise<void> {
     const now = new Date();
-    await this.db
-      .update(runs)
-      .set({ status: outcome.status, error: outcome.error ?? null, usage: outcome.usage ?? null, finishedAt: now, updatedAt: now })
-      .where(and(eq(runs.id, run.id), inArray(runs.status, ACTIVE)));
-    await this.db.update(threads).set({ updatedAt: now }).where(eq(threads.id, run.threadId));
+    const finished = this.db.$with('finished_run', {}).as(
+      this.db
+        .update(runs)
+        .set({ status: outcome.status, error: outcome.error ?? null, usage: outcome.usage ?? null, finishedAt: now, updatedAt: now })
+        .where(and(eq(runs.id, run.id), inArray(runs.status, ACTIVE)))
+        .getSQL(),
+    );
+    await this.db.with(finished).update(threads).set({ updatedAt: now }).where(eq(threads.id, run.threadId));
   }
 
   /** Marks an active run interrupted, for a cancel that reaches a run this process does not hold. */

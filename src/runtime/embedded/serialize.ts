@@ -7,13 +7,30 @@ export function serializeMessage(message: BaseMessage): Record<string, unknown> 
   return { ...data, type: message.getType() };
 }
 
-/** Graph state with messages made JSON-safe. */
+/**
+ * The wire form of each message in graph state, kept while the message lives. A run emits the
+ * whole state after every step and a thread's history is the same message objects from step to
+ * step, so without it every `values` event re-serializes the history: the cost of a turn would
+ * grow with the conversation. Callers treat the dicts as read-only (they are shared between events).
+ */
+const stateMessageDicts = new WeakMap<BaseMessage, Record<string, unknown>>();
+
+function serializeStateMessage(message: BaseMessage): Record<string, unknown> {
+  let dict = stateMessageDicts.get(message);
+  if (dict === undefined) {
+    dict = serializeMessage(message);
+    stateMessageDicts.set(message, dict);
+  }
+  return dict;
+}
+
+/** Graph state with messages made JSON-safe (the message dicts are shared: do not mutate them). */
 export function serializeValues(values: unknown): Record<string, unknown> {
   if (values === null || typeof values !== 'object') return {};
   return Object.fromEntries(
     Object.entries(values).map(([key, value]) => [
       key,
-      Array.isArray(value) ? value.map((item) => (isBaseMessage(item) ? serializeMessage(item) : item)) : value,
+      Array.isArray(value) ? value.map((item) => (isBaseMessage(item) ? serializeStateMessage(item) : item)) : value,
     ]),
   );
 }

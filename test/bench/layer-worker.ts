@@ -1,0 +1,253 @@
+/**
+ * One layer of the `layers` bench in a process of its own (so one layer's JIT and heap do not
+ * colour the next): `tsx test/bench/layer-worker.ts '<LayerSpec as JSON>'`. It warms up, answers
+ * one chat's messages in a row (latency), then every chat at once with `concurrency` answers in
+ * flight (CPU per message), optionally one long conversation, and prints `result <JSON>`. It then
+ * stays idle until it is stopped, so the parent reads the line before the process ends.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AIMessageChunk, type BaseMessage, HumanMessage } from '@langchain/core/messages';
+import { MemorySaver } from '@langchain/langgraph';
+import pLimit from 'p-limit';
+import { LeadAgent, type TurnContext } from '../../src/agent/lead-agent.js';
+import { createChatModel } from '../../src/agent/models.js';
+import { loadAgentSoul } from '../../src/agent/prompt.js';
+import { createAgentServices } from '../../src/agent/services.js';
+import { parseConfig } from '../../src/config/index.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { DrizzleCheckpointSaver } from '../../src/runtime/embedded/checkpointer.js';
+import { createEmbeddedRuntime } from '../../src/runtime/embedded/index.js';
+import type { RunRequest } from '../../src/runtime/types.js';
+import { ownCpuMs, PostgresCpuMeter } from './cpu-time.js';
+import { ROOT } from './server-process.js';
+
+/** The in-process layers, floor first; the whole server (L4) is measured by the parent. */
+export type LayerName = 'model' | 'graph-memory' | 'graph-saver' | 'runtime';
+
+export interface LayerSpec {
+  layer: LayerName;
+  /** Where checkpoints and runs live; absent for the layers that need no database of their own. */
+  database?: { kind: 'pglite' } | { kind: 'postgres'; url: string; name: string };
+  modelBaseUrl: string;
+  chats: number;
+  messagesPerChat: number;
+  /** Answers in flight at once, as the manager's `channels.max_concurrency` workers. */
+  concurrency: number;
+  /** Turns of the long conversation; 0 = none. */
+  longTurns: number;
+  /** When set, a V8 CPU profile of the "all chats at once" phase alone is written here (`.cpuprofile`). */
+  cpuProfilePath?: string;
+}
+
+export interface LayerResult {
+  cpuMsPerMessage: number;
+  /** PostgreSQL backends' CPU per message, when the layer ran on PostgreSQL. */
+  postgresCpuMsPerMessage?: number;
+  /** Statements sent to PGlite per message, when the layer ran on PGlite. */
+  queriesPerMessage?: number;
+  /** One chat alone, messages in a row. */
+  aloneLatenciesMs: number[];
+  concurrentPerSecond: number;
+  /** Per turn of the long conversation, in order. */
+  long?: { cpuMs: number[]; latencyMs: number[] };
+}
+
+type Answer = (chat: number, text: string) => Promise<void>;
+
+const AGENTS_DIR = join(ROOT, 'agents');
+const SKILLS_DIR = join(ROOT, 'skills');
+/** A stranger on Telegram (the bench's `allowed_users` is empty): no bash, may be asked a question. */
+const ACCESS = { bash: false, clarification: true };
+
+const spec = JSON.parse(process.argv[2] ?? '{}') as LayerSpec;
+const dataDir = mkdtempSync(join(tmpdir(), 'dfc-layer-'));
+const config = parseConfig(
+  {
+    data_dir: dataDir,
+    models: [{ name: 'default', model: 'gpt-4o-mini', base_url: spec.modelBaseUrl, api_key: 'sk-bench', max_retries: 0 }],
+  },
+  {},
+  [],
+);
+const modelConfig = config.models[0] as (typeof config.models)[number];
+const logger = silentLogger();
+
+/** Statements PGlite received so far (every drizzle query goes through `PGlite.query`). */
+let pgliteQueries = 0;
+
+async function openLayerDatabase(): Promise<DatabaseHandle> {
+  const { database } = spec;
+  if (database?.kind === 'postgres') return openDatabase({ url: database.url });
+  // The model layer has no database; the in-memory saver layer needs one only for the skill list.
+  const handle = await openDatabase({ dataDir });
+  const client = (handle.db as unknown as { $client: { query: (...args: unknown[]) => Promise<unknown> } }).$client;
+  const query = client.query.bind(client);
+  client.query = (...args) => {
+    pgliteQueries++;
+    return query(...args);
+  };
+  return handle;
+}
+
+async function openLayer(): Promise<Answer> {
+  if (spec.layer === 'model') return bareModel();
+  const database = await openLayerDatabase();
+  const services = await createAgentServices({ config, db: database.db, dataDir, skillsDir: SKILLS_DIR, environment: { PATH: process.env.PATH }, logger });
+  if (spec.layer === 'runtime') {
+    const runtime = await createEmbeddedRuntime({
+      db: database.db,
+      models: config.models,
+      agentsDir: AGENTS_DIR,
+      logger,
+      isSoleProcess: database.kind === 'pglite',
+      chatModels: services.chatModels,
+      sandboxTools: services.sandboxTools,
+      bashAccess: config.sandbox.bash_access,
+      shellIsolation: { isShellIsolated: services.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: services.sandboxIsolation.isExplicit },
+      promptSources: services.promptSources,
+      memoryStore: services.memoryStore,
+      goals: services.goals,
+      afterRun: services.afterRun,
+    });
+    const threads = new Map<number, string>();
+    return async (chat, text) => {
+      let threadId = threads.get(chat);
+      if (threadId === undefined) {
+        threadId = (await runtime.createThread()).thread_id;
+        threads.set(chat, threadId);
+      }
+      const { events } = await runtime.streamRun(threadId, requestAsTheManagerSends(chat, threadId, text));
+      for await (const _ of events);
+    };
+  }
+  const agent = new LeadAgent({
+    soul: await loadAgentSoul(AGENTS_DIR, 'lead'),
+    chatModels: services.chatModels,
+    checkpointer: spec.layer === 'graph-memory' ? new MemorySaver() : new DrizzleCheckpointSaver(database.db),
+    sandboxTools: services.sandboxTools,
+    sources: services.promptSources,
+    logger,
+  });
+  const graph = agent.graph(modelConfig, ACCESS);
+  // The prompt sections are loaded once per chat: this layer is the graph, not the runtime around it.
+  const turns = new Map<number, TurnContext>();
+  return async (chat, text) => {
+    let turn = turns.get(chat);
+    if (turn === undefined) {
+      turn = await agent.prepareTurn({ userId: `telegram_${chat}`, access: ACCESS, messageText: text });
+      turns.set(chat, turn);
+    }
+    // As the runtime calls it (src/runtime/embedded/index.ts).
+    const stream = await graph.stream(
+      { messages: [new HumanMessage({ content: text, additional_kwargs: {} })] },
+      {
+        configurable: { ...LeadAgent.configurableFor(turn), thread_id: `chat-${chat}`, user_id: `telegram_${chat}`, checkpoint_ns: '' },
+        recursionLimit: 100,
+        streamMode: ['values', 'messages'],
+        durability: 'exit',
+      },
+    );
+    for await (const _ of stream);
+  };
+}
+
+/** `ChatOpenAI` as the server configures it, streaming the chat's history and keeping the answer. */
+function bareModel(): Answer {
+  const model = createChatModel(modelConfig);
+  const histories = new Map<number, BaseMessage[]>();
+  return async (chat, text) => {
+    const history = histories.get(chat) ?? [];
+    histories.set(chat, history);
+    history.push(new HumanMessage(text));
+    let answer: AIMessageChunk | undefined;
+    for await (const chunk of await model.stream(history)) answer = answer === undefined ? chunk : answer.concat(chunk);
+    if (answer) history.push(answer);
+  };
+}
+
+/** The run request `ChannelManager.runRequest` builds for a Telegram private chat. */
+function requestAsTheManagerSends(chat: number, threadId: string, text: string): RunRequest {
+  return {
+    assistant_id: 'lead_agent',
+    input: { messages: [{ role: 'human', content: text }] },
+    multitask_strategy: 'reject',
+    config: { recursion_limit: 100 },
+    context: { thread_id: threadId, channel_name: 'telegram', user_id: `telegram_${chat}`, channel_user_id: String(chat), trusted_sender: false },
+    stream_mode: ['messages-tuple', 'values'],
+  };
+}
+
+/** The inspector's sampling profiler, started: only the measured phase lands in the profile. */
+async function startProfiler(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return session;
+}
+
+async function timed(answer: Answer, chat: number, text: string): Promise<number> {
+  const startedAt = performance.now();
+  await answer(chat, text);
+  return performance.now() - startedAt;
+}
+
+async function measure(answer: Answer): Promise<LayerResult> {
+  // Warm-up: JIT, connections, the first threads.
+  await Promise.all(Array.from({ length: Math.min(spec.chats, 5) }, async (_, c) => {
+    for (let m = 0; m < 2; m++) await answer(1_000_000 + c, `q ${1_000_000 + c}-${m}`);
+  }));
+  const aloneLatenciesMs: number[] = [];
+  for (let m = 0; m < spec.messagesPerChat; m++) aloneLatenciesMs.push(await timed(answer, 500_000, `q 500000-${m}`));
+
+  const { database } = spec;
+  const postgresMeter = database?.kind === 'postgres' ? new PostgresCpuMeter(database.url, database.name) : undefined;
+  await postgresMeter?.start();
+  const limit = pLimit(spec.concurrency);
+  const profiler = spec.cpuProfilePath === undefined ? undefined : await startProfiler();
+  const queriesBefore = pgliteQueries;
+  const cpuBefore = ownCpuMs();
+  const startedAt = performance.now();
+  await Promise.all(Array.from({ length: spec.chats }, async (_, c) => {
+    for (let m = 0; m < spec.messagesPerChat; m++) await limit(() => answer(1 + c, `q ${1 + c}-${m}`));
+  }));
+  const wallMs = performance.now() - startedAt;
+  const total = spec.chats * spec.messagesPerChat;
+  const cpuMsPerMessage = (ownCpuMs() - cpuBefore) / total;
+  if (profiler !== undefined && spec.cpuProfilePath !== undefined) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(spec.cpuProfilePath, JSON.stringify(profile));
+    profiler.disconnect();
+  }
+  const postgresCpuMs = await postgresMeter?.stop();
+
+  const result: LayerResult = { cpuMsPerMessage, aloneLatenciesMs, concurrentPerSecond: (total / wallMs) * 1000 };
+  if (postgresCpuMs !== undefined) result.postgresCpuMsPerMessage = postgresCpuMs / total;
+  if (database?.kind === 'pglite') result.queriesPerMessage = (pgliteQueries - queriesBefore) / total;
+  if (spec.longTurns > 0) {
+    const long = { cpuMs: [] as number[], latencyMs: [] as number[] };
+    for (let turn = 0; turn < spec.longTurns; turn++) {
+      const cpuAt = ownCpuMs();
+      long.latencyMs.push(await timed(answer, 3_000_000, `q 3000000-${turn}`));
+      long.cpuMs.push(ownCpuMs() - cpuAt);
+    }
+    result.long = long;
+  }
+  return result;
+}
+
+// Exit on SIGTERM (instead of dying of it), so `--cpu-prof` writes its profile.
+process.once('SIGTERM', () => process.exit(0));
+try {
+  const result = await measure(await openLayer());
+  process.stdout.write(`result ${JSON.stringify(result)}\n`);
+  // Idle until the parent stops this process: exiting now could beat the line to the parent.
+  setInterval(() => {}, 1 << 30);
+} catch (error) {
+  process.stderr.write(`layer ${spec.layer} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+}

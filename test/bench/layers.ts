@@ -1,0 +1,228 @@
+/**
+ * CPU per message, layer by layer (issue #14): the same fake model and load through
+ *   L0 a bare `ChatOpenAI` streaming call,
+ *   L1 the runtime's LangGraph graph with LangGraph's in-memory saver,
+ *   L2 that graph with our `DrizzleCheckpointSaver`,
+ *   L3 our embedded runtime (`streamRun` as the manager calls it),
+ *   L4 the whole server behind the fake Telegram Bot API,
+ * L2–L4 on PGlite and, when a PostgreSQL URL is given, on PostgreSQL. L0–L3 each run in a fresh
+ * process (`layer-worker.ts`); L4 is the server as `npm start` runs it. CPU ms per message is the
+ * working process's CPU time over the "all chats at once" phase ÷ messages. Then one long
+ * conversation per layer: turn 1 against turn N.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
+import { FakeTelegram } from '../fakes/telegram/index.js';
+import { createBenchDatabase, PostgresCpuMeter, processCpuMs } from './cpu-time.js';
+import { answerTo, FinalWatcher } from './final-watcher.js';
+import type { LayerName, LayerResult, LayerSpec } from './layer-worker.js';
+import { ROOT, startBenchServer, startProcess, stopProcess } from './server-process.js';
+import { summarize } from './stats.js';
+import { drive } from './telegram.js';
+
+export interface LayersBenchOptions {
+  chats: number;
+  messagesPerChat: number;
+  /** PostgreSQL server URL; absent → PGlite only. Each layer gets a fresh database on it. */
+  databaseUrl?: string | undefined;
+  /** Turns of the long conversation; 0 = skip it. */
+  longTurns: number;
+  /** When set: `<dir>/<layer>.cpuprofile` per worker (its measured phase only) and `<dir>/<L4 layer>/` per server (its whole life); see profile-breakdown.ts. */
+  cpuProfileDir?: string | undefined;
+}
+
+type DatabaseKind = 'PGlite' | 'PostgreSQL';
+
+interface Measured {
+  name: string;
+  /** The row this one's ratios are to. */
+  below?: string;
+  result: LayerResult;
+}
+
+/** `channels.max_concurrency`'s default: the manager's workers. */
+const CONCURRENCY = 5;
+/** Turns averaged at each end of the long conversation. */
+const LONG_WINDOW = 5;
+
+export async function runLayersBench(options: LayersBenchOptions): Promise<void> {
+  const total = options.chats * options.messagesPerChat;
+  console.log(
+    `\nCPU per message, layer by layer: ${options.chats} chats × ${options.messagesPerChat} messages (${total}), ${CONCURRENCY} at a time, fake model streaming ~200 characters in ~4-character deltas with zero delay`,
+  );
+  const model = new FakeOpenAI();
+  await model.start();
+  model.respond = (request) => ({ text: answerTo(lastUserText(request.messages)) });
+  const kinds: DatabaseKind[] = options.databaseUrl ? ['PGlite', 'PostgreSQL'] : ['PGlite'];
+  const rows: Measured[] = [];
+  const base = { modelBaseUrl: model.baseURL, chats: options.chats, messagesPerChat: options.messagesPerChat, concurrency: CONCURRENCY, longTurns: options.longTurns };
+
+  const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-');
+  const profileDir = options.cpuProfileDir === undefined ? undefined : resolve(options.cpuProfileDir);
+  if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
+  // The server's profile covers its whole life (start-up too); a worker's only the measured phase.
+  const profiled = (name: string) => (profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, fileName(name))}`]);
+  const runWorker = (spec: LayerSpec, name: string) =>
+    runLayerWorker(profileDir === undefined ? spec : { ...spec, cpuProfilePath: join(profileDir, `${fileName(name)}.cpuprofile`) }, []);
+
+  rows.push({ name: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'model' }, 'L0 bare ChatOpenAI') });
+  rows.push({ name: 'L1 graph, MemorySaver', below: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'graph-memory' }, 'L1 graph, MemorySaver') });
+  for (const kind of kinds) {
+    const layers: [LayerName | 'server', string][] = [
+      ['graph-saver', `L2 graph + saver, ${kind}`],
+      ['runtime', `L3 runtime, ${kind}`],
+      ['server', `L4 server, ${kind}`],
+    ];
+    let below = 'L1 graph, MemorySaver';
+    for (const [layer, name] of layers) {
+      const result = await onDatabase(kind, options.databaseUrl, (database) =>
+        layer === 'server' ? measureServer(model, base, database, profiled(name)) : runWorker({ ...base, layer, database: database ?? { kind: 'pglite' } }, name),
+      );
+      rows.push({ name, below, result });
+      below = name;
+    }
+  }
+  await model.stop();
+  printTable(rows);
+  printGoals(rows, kinds);
+  if (options.longTurns > 0) printLong(rows, options.longTurns);
+}
+
+/** Runs `measure` on PGlite, or on a fresh PostgreSQL database that is dropped afterwards. */
+async function onDatabase(
+  kind: DatabaseKind,
+  serverUrl: string | undefined,
+  measure: (database: { kind: 'postgres'; url: string; name: string } | undefined) => Promise<LayerResult>,
+): Promise<LayerResult> {
+  if (kind === 'PGlite' || serverUrl === undefined) return measure(undefined);
+  const database = await createBenchDatabase(serverUrl);
+  try {
+    return await measure({ kind: 'postgres', url: database.url, name: database.name });
+  } finally {
+    await database.drop();
+  }
+}
+
+async function runLayerWorker(spec: LayerSpec, nodeArgs: string[]): Promise<LayerResult> {
+  let line = '';
+  const worker = await startProcess([...nodeArgs, join(ROOT, 'test/bench/layer-worker.ts'), JSON.stringify(spec)], (output) => {
+    if (!output.startsWith('result ')) return false;
+    line = output.slice('result '.length);
+    return true;
+  });
+  await stopProcess(worker);
+  return JSON.parse(line) as LayerResult;
+}
+
+/** L4: the server process, CPU from /proc; the same phases as a worker, driven as Telegram users. */
+async function measureServer(
+  model: FakeOpenAI,
+  spec: Omit<LayerSpec, 'layer'>,
+  database: { url: string; name: string } | undefined,
+  nodeArgs: string[],
+): Promise<LayerResult> {
+  const telegram = new FakeTelegram();
+  await telegram.start();
+  const server = await startBenchServer({ telegram, model, databaseUrl: database?.url, nodeArgs });
+  const pid = server.pid as number;
+  try {
+    await drive(telegram, Math.min(spec.chats, 5), 2, 1_000_000);
+    const aloneLatenciesMs = await latenciesInARow(telegram, 500_000, spec.messagesPerChat);
+    const postgresMeter = database ? new PostgresCpuMeter(database.url, database.name) : undefined;
+    await postgresMeter?.start();
+    const cpuBefore = await processCpuMs(pid);
+    const concurrent = await drive(telegram, spec.chats, spec.messagesPerChat, 1);
+    const total = spec.chats * spec.messagesPerChat;
+    const result: LayerResult = {
+      cpuMsPerMessage: ((await processCpuMs(pid)) - cpuBefore) / total,
+      aloneLatenciesMs: aloneLatenciesMs.map((turn) => turn.latencyMs),
+      concurrentPerSecond: concurrent.perSecond,
+    };
+    const postgresCpuMs = await postgresMeter?.stop();
+    if (postgresCpuMs !== undefined) result.postgresCpuMsPerMessage = postgresCpuMs / total;
+    if (spec.longTurns > 0) {
+      const turns = await latenciesInARow(telegram, 3_000_000, spec.longTurns, pid);
+      result.long = { cpuMs: turns.map((turn) => turn.cpuMs), latencyMs: turns.map((turn) => turn.latencyMs) };
+    }
+    return result;
+  } finally {
+    await stopProcess(server);
+    await telegram.stop();
+  }
+}
+
+/** One chat's messages in a row; with `pid`, the server's CPU per turn too (10 ms resolution). */
+async function latenciesInARow(telegram: FakeTelegram, chatId: number, count: number, pid?: number): Promise<{ latencyMs: number; cpuMs: number }[]> {
+  const watcher = new FinalWatcher(telegram);
+  const turns: { latencyMs: number; cpuMs: number }[] = [];
+  for (let m = 0; m < count; m++) {
+    const text = `q ${chatId}-${m}`;
+    const cpuAt = pid === undefined ? 0 : await processCpuMs(pid);
+    const final = watcher.expect(answerTo(text), Date.now());
+    telegram.sendUserMessage({ chatId, chatType: 'private', text });
+    const latencyMs = await final;
+    turns.push({ latencyMs, cpuMs: pid === undefined ? 0 : (await processCpuMs(pid)) - cpuAt });
+  }
+  return turns;
+}
+
+function p50(latencies: number[]): number {
+  return summarize(latencies, 1).p50Ms;
+}
+
+function printTable(rows: Measured[]): void {
+  const byName = new Map(rows.map((row) => [row.name, row]));
+  const cell = (value: string) => value.padStart(10);
+  console.log(`\n${'layer'.padEnd(28)}${cell('CPU ms/msg')}${cell('ratio')}${cell('+PG ms')}${cell('queries')}${cell('msgs/s')}${cell('alone p50')}${cell('ratio')}`);
+  for (const row of rows) {
+    const below = row.below === undefined ? undefined : byName.get(row.below);
+    const cpu = row.result.cpuMsPerMessage;
+    const alone = p50(row.result.aloneLatenciesMs);
+    const cpuRatio = below ? `${(cpu / below.result.cpuMsPerMessage).toFixed(2)}×` : '';
+    const aloneRatio = below ? `${(alone / p50(below.result.aloneLatenciesMs)).toFixed(2)}×` : '';
+    const postgres = row.result.postgresCpuMsPerMessage === undefined ? '' : row.result.postgresCpuMsPerMessage.toFixed(1);
+    const queries = row.result.queriesPerMessage === undefined ? '' : row.result.queriesPerMessage.toFixed(1);
+    console.log(
+      `${row.name.padEnd(28)}${cell(cpu.toFixed(1))}${cell(cpuRatio)}${cell(postgres)}${cell(queries)}${cell(row.result.concurrentPerSecond.toFixed(1))}${cell(alone.toFixed(1))}${cell(aloneRatio)}`,
+    );
+  }
+  console.log(
+    '(ratios are to the row below it in the stack: L2 to L1, L3 to L2 on the same database, ...; +PG = CPU in PostgreSQL backends; queries = statements per message, PGlite workers)',
+  );
+}
+
+function printGoals(rows: Measured[], kinds: DatabaseKind[]): void {
+  const find = (name: string) => rows.find((row) => row.name === name)?.result as LayerResult;
+  const memory = find('L1 graph, MemorySaver');
+  console.log('\ngoals (issue #14)');
+  for (const kind of kinds) {
+    const saver = find(`L2 graph + saver, ${kind}`);
+    const server = find(`L4 server, ${kind}`);
+    const line = (text: string, value: string, goal: string) => console.log(`  ${`${text} (${kind})`.padEnd(60)} ${value.padStart(8)}   goal ${goal}`);
+    line('whole server / graph+checkpointer', `${(server.cpuMsPerMessage / saver.cpuMsPerMessage).toFixed(2)}×`, '≤ 1.25×');
+    line('checkpointer − in-memory saver', `${(saver.cpuMsPerMessage - memory.cpuMsPerMessage).toFixed(1)} ms`, '≤ 5 ms');
+    line('one chat alone / floor p50', `${(p50(server.aloneLatenciesMs) / p50(saver.aloneLatenciesMs)).toFixed(2)}×`, '≤ 1.3×');
+  }
+}
+
+function printLong(rows: Measured[], turns: number): void {
+  const window = Math.min(LONG_WINDOW, Math.floor(turns / 2));
+  // Medians: one turn that met a GC or a busy neighbour would move a mean of five.
+  const median = (values: number[]) => p50(values);
+  console.log(`\nlong conversation: one chat, ${turns} turns; turns 1–${window} against ${turns - window + 1}–${turns} (median of each)`);
+  const cell = (value: string) => value.padStart(10);
+  console.log(`${'layer'.padEnd(28)}${cell('CPU first')}${cell('CPU last')}${cell('ratio')}${cell('ms first')}${cell('ms last')}${cell('ratio')}`);
+  for (const row of rows) {
+    const long = row.result.long;
+    if (!long) continue;
+    const cpuFirst = median(long.cpuMs.slice(0, window));
+    const cpuLast = median(long.cpuMs.slice(-window));
+    const msFirst = median(long.latencyMs.slice(0, window));
+    const msLast = median(long.latencyMs.slice(-window));
+    console.log(
+      `${row.name.padEnd(28)}${cell(cpuFirst.toFixed(1))}${cell(cpuLast.toFixed(1))}${cell(`${(cpuLast / cpuFirst).toFixed(2)}×`)}${cell(msFirst.toFixed(1))}${cell(msLast.toFixed(1))}${cell(`${(msLast / msFirst).toFixed(2)}×`)}`,
+    );
+  }
+  console.log('  goal: turn 50 ≤ 1.2× turn 1, CPU and latency');
+}
