@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError, AppError } from '../../../src/errors.js';
-import type { FastifyInstance } from 'fastify';
 import { buildTestApp } from './stub-runtime.js';
 
 let app: FastifyInstance | undefined;
@@ -148,6 +148,26 @@ describe('channel routes', () => {
       payload: 'raw',
     });
     expect(elsewhere.statusCode).toBe(415);
+  });
+
+  it("holds a channel's deliveries until its first start has ended, and no other channel's", async () => {
+    let started!: () => void;
+    const firstStart = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const handled: string[] = [];
+    const { app } = await setup({
+      channelRoutes: [
+        { name: 'slow', ready: () => firstStart, routes: async (instance) => void instance.post('/', async () => handled.push('slow') && 'ok') },
+        { name: 'quick', routes: async (instance) => void instance.post('/', async () => handled.push('quick') && 'ok') },
+      ],
+    });
+    const slow = app.inject({ method: 'POST', url: '/api/webhooks/slow', payload: {} });
+    expect((await app.inject({ method: 'POST', url: '/api/webhooks/quick', payload: {} })).statusCode).toBe(200);
+    expect(handled).toEqual(['quick']);
+    started();
+    expect((await slow).statusCode).toBe(200);
+    expect(handled).toEqual(['quick', 'slow']);
   });
 
   it('refuses channel names that are not path segments', async () => {
