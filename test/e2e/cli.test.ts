@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trackChild, withRunMarker } from '../helpers/child-processes.js';
+import { loadScaledMs } from '../helpers/load-scaled-timer.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -60,6 +61,7 @@ describe('npm run cli -- user …', () => {
     server = await startServerProcess(['--config', config.path], { cwd: config.dir });
     const me = await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(await me.json()).toMatchObject({ user: { name: 'zoe', can_use_shell: false }, is_operator: false });
-    // Each command opens the database in a new process: several of them take a while on a busy machine.
-  }, 120_000);
+    // Ten processes, each loading the app and opening the database: minutes on a busy machine.
+    // The bound is read when the file loads, so the load of the run so far stretches it.
+  }, loadScaledMs(240_000));
 });
