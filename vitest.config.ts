@@ -1,12 +1,23 @@
 import { defineConfig } from 'vitest/config';
+import { loadScaledMs } from './test/helpers/load-scaled-timer.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The official checkpointer validation suite calls global describe/it/expect.
     globals: true,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Tests wait on readiness (a log line, what a fake saw), each wait with its own bound that
+    // stretches with the load while it waits (test/helpers/load-scaled-timer.ts); these only end
+    // a test or hook that hangs with no wait of its own to give up. Stretched by the load when the
+    // run starts, and well above a server's start (two minutes on an idle machine, stretched too).
+    testTimeout: loadScaledMs(180_000),
+    hookTimeout: loadScaledMs(300_000),
+    // The final check (test/setup/leftover-processes.ts) waits a moment for dying processes and removes the run's temporary folder.
+    teardownTimeout: 60_000,
+    // The run's final check fails it when a process it started is still running at its end.
+    globalSetup: ['test/setup/leftover-processes.ts'],
+    // Ends what a file started and did not stop, also when vitest ends the worker.
+    setupFiles: ['test/setup/child-processes.ts'],
     // Two cores: more workers only add contention for PGlite's WASM start-up.
     maxWorkers: 2,
   },

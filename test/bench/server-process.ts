@@ -9,20 +9,40 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FakeOpenAI } from '../fakes/openai/index.js';
 import type { FakeTelegram } from '../fakes/telegram/index.js';
+import { startLoadScaledTimer } from '../helpers/load-scaled-timer.js';
 
 /** The repository root, absolute, with a trailing slash. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
+/**
+ * How long a child may take to say it is ready on an idle machine, stretched by the load while
+ * it starts (`startLoadScaledTimer`). Only there to end a bench that would hang.
+ */
+const READY_BASE_MS = 120_000;
+/** How many of a child's last stdout lines a failure shows (its stderr is the bench's own). */
+const TAIL_LINES = 40;
+
 /** Child processes and temporary folders of this run, cleaned up when the bench exits. */
 const children: ChildProcess[] = [];
 const temporaryDirs: string[] = [];
-process.once('exit', () => {
+function cleanUp(): void {
   // An orphaned bot would keep polling a port a later fake may reuse, and steal its updates.
   for (const child of children) child.kill('SIGKILL');
   // A full run writes hundreds of MB of PGlite data.
   for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true });
-});
+  temporaryDirs.length = 0;
+}
+process.once('exit', cleanUp);
+// Ctrl-C or a kill ends the bench without 'exit' handlers: clean up, then die of the signal as usual.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  const onSignal = (): void => {
+    cleanUp();
+    process.off(signal, onSignal);
+    process.kill(process.pid, signal);
+  };
+  process.on(signal, onSignal);
+}
 
 function temporaryDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'dfc-bench-'));
@@ -33,8 +53,9 @@ function temporaryDir(): string {
 /**
  * Starts a TypeScript entry point in its own process (environment: `PATH` only) and resolves
  * once a line of its stdout satisfies `isReady`; later stdout is read and dropped.
- * The process is SIGKILLed when this one exits.
- * @throws Error when the process exits before it was ready.
+ * The process is SIGKILLed when this one exits or is ended by a signal.
+ * @throws Error, with the last lines of its stdout, when the process exits before it was ready
+ *   or is not ready within two minutes stretched by the machine's load (it is then killed).
  */
 export async function startProcess(args: string[], isReady: (line: string) => boolean): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', TSX, ...args], {
@@ -43,15 +64,36 @@ export async function startProcess(args: string[], isReady: (line: string) => bo
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
-  await new Promise<void>((resolve, reject) => {
+  const lastLines: string[] = [];
+  const tail = () => `--- its stdout (last ${TAIL_LINES} lines) ---\n${lastLines.join('\n') || '(nothing)'}`;
+  const onData = (() => {
     let buffered = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
+    return (chunk: Buffer): string[] => {
       buffered += chunk.toString();
       const lines = buffered.split('\n');
       buffered = lines.pop() ?? '';
-      if (lines.some(isReady)) resolve();
+      lastLines.push(...lines);
+      lastLines.splice(0, Math.max(0, lastLines.length - TAIL_LINES));
+      return lines;
+    };
+  })();
+  await new Promise<void>((resolve, reject) => {
+    const timer = startLoadScaledTimer(READY_BASE_MS, (waitedMs) => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args[0]} was not ready within ${waitedMs} ms; killed\n${tail()}`));
     });
-    child.on('exit', (code) => reject(new Error(`process exited with ${code} before it was ready`)));
+    const readUntilReady = (chunk: Buffer): void => {
+      if (!onData(chunk).some(isReady)) return;
+      timer.cancel();
+      child.stdout?.off('data', readUntilReady);
+      resolve();
+    };
+    child.stdout?.on('data', readUntilReady);
+    // 'close' rather than 'exit': its stdout is read to the end by then, for the tail.
+    child.once('close', (code, signal) => {
+      timer.cancel();
+      reject(new Error(`${args[0]} exited with ${signal ?? code} before it was ready\n${tail()}`));
+    });
   });
   child.stdout?.resume();
   return child;

@@ -1,26 +1,24 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trackChild, withRunMarker } from '../helpers/child-processes.js';
+import { loadScaledMs } from '../helpers/load-scaled-timer.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const run = promisify(execFile);
-
 /** `npm run cli -- …` as an operator types it, on the database the config names. */
-async function cli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/cli.ts'), ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function cli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', TSX_LOADER, join(ROOT, 'src/cli.ts'), ...args],
+      { cwd, env: withRunMarker({ PATH: process.env.PATH ?? '' }) },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+    trackChild(child, `cli ${args.join(' ')}`);
+  });
 }
 
 describe('npm run cli -- user …', () => {
@@ -63,6 +61,7 @@ describe('npm run cli -- user …', () => {
     server = await startServerProcess(['--config', config.path], { cwd: config.dir });
     const me = await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(await me.json()).toMatchObject({ user: { name: 'zoe', can_use_shell: false }, is_operator: false });
-    // Each command opens the database in a new process: several of them take a while on a busy machine.
-  }, 120_000);
+    // Ten processes, each loading the app and opening the database: minutes on a busy machine.
+    // The bound is read when the file loads, so the load of the run so far stretches it.
+  }, loadScaledMs(240_000));
 });

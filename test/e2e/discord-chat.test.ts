@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { platforms } from '../../channels/index.js';
 import { FakeDiscord, type FakeUser, type StoredMessage } from '../fakes/discord/index.js';
 import { FakeOpenAI } from '../fakes/openai/index.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { channelFailedToStart, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
  * The whole server as a Discord user meets it: `src/main.ts` with a config file, the real
@@ -99,6 +99,7 @@ channels:
 `;
     const serverProcess = await startServerProcess(['--config', writeConfig(yaml).path]);
     try {
+      await serverProcess.waitForLog(channelFailedToStart('discord'));
       const health = (await (await fetch(`${serverProcess.url}/health`)).json()) as { channels: Record<string, unknown> };
       expect(health.channels.discord).toEqual({ running: false, reason: 'Discord rejected the bot token (401 Unauthorized)' });
       expect(serverProcess.stderr()).not.toContain(refusing.token);

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { platforms } from '../../channels/index.js';
 import { FakeFeishu, type FeishuMessageView } from '../fakes/feishu/index.js';
 import { echoResponder, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { channelFailedToStart, channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
  * The whole server as a Feishu operator meets it in HTTP callback mode: `src/main.ts` with a
@@ -83,6 +83,7 @@ describe.skipIf(!isRegistered)('Feishu HTTP event callbacks through the real ser
   });
 
   it('reports the channel running, with no long connection opened', async () => {
+    await server.waitForLog(channelStarted('feishu'));
     const health = (await (await fetch(`${server.url}/health`)).json()) as { ok: boolean; channels: Record<string, unknown> };
     expect(health.ok).toBe(true);
     expect(health.channels.feishu).toEqual({ running: true });
@@ -221,6 +222,9 @@ for (const mode of ['http', 'ws'] as const) {
     });
 
     it('still starts and serves, and reports Feishu not running with a reason that names no secret', async () => {
+      // Logged for the operator, with the same words as /health (the start may end after 'server listening').
+      const logged = await server.waitForLog(channelFailedToStart('feishu'));
+      expect(JSON.stringify(logged)).toContain('Feishu refused the app credentials (code 10014)');
       // Feishu was asked for a tenant token with the configured credentials and refused them.
       expect(feishu.calls.filter((c) => c.operation === 'token').map((c) => c.code)).toContain(10014);
       const response = await fetch(`${server.url}/health`);
@@ -228,9 +232,6 @@ for (const mode of ['http', 'ws'] as const) {
       const health = (await response.json()) as { ok: boolean; channels: Record<string, { running: boolean; reason?: string }> };
       expect(health.ok).toBe(true);
       expect(health.channels.feishu).toEqual({ running: false, reason: 'CHANNEL_UNAUTHORIZED: Feishu refused the app credentials (code 10014)' });
-      // Logged for the operator, too, with the same words.
-      const logged = await server.waitForLog((entry) => entry.msg === 'channel failed to start' && entry.channel === 'feishu');
-      expect(JSON.stringify(logged)).toContain('Feishu refused the app credentials (code 10014)');
       // No long connection was asked for or opened.
       expect(feishu.calls.some((c) => c.path === '/callback/ws/endpoint')).toBe(false);
       expect(feishu.connectionCount()).toBe(0);

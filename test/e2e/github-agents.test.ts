@@ -146,7 +146,7 @@ channels:
   // NODE_EXTRA_CA_CERTS; `gh` in the sandbox (Go) through SSL_CERT_FILE.
   serverArgs = ['--config', config.path];
   server = await startServerProcess(serverArgs, { env: SERVER_ENV() });
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.stop();

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabaseUrl } from '../helpers/database.js';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { createTestDatabaseUrl } from '../helpers/database.js';
+import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
  * The scaled-out shape: server processes on one PostgreSQL database and one Redis (`DATABASE_URL`
@@ -49,6 +49,8 @@ channels:
   it('answers through the Redis queue, each message once, and holds the Telegram connection', async () => {
     const server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
     servers.push(server);
+    // Alone, it takes the Telegram lease and polls; the next case counts on that.
+    await server.waitForLog(channelStarted('telegram'));
     expect(server.logs.find((entry) => entry.msg === 'server listening')).toMatchObject({ database: 'postgres', bus: 'redis' });
     expect(await (await fetch(`${server.url}/health`)).json()).toMatchObject({ ok: true, bus: { ok: true, kind: 'redis' } });
     const chats = [7001, 7002, 7003];
@@ -80,7 +82,7 @@ channels:
 
     // The polling process shuts down (and gives the lease up): the standby starts polling.
     await first.stop();
-    await second.waitForLog((entry) => entry.msg === 'channel started' && entry.channel === 'telegram', 15_000);
+    await second.waitForLog(channelStarted('telegram'), 15_000);
     expect(await health(second)).toEqual({ running: true });
     const after = telegram.sendUserMessage({ chatId: 7200, chatType: 'private', text: 'still there?' });
     await telegram.waitFor(() => telegram.botMessages(7200).find((m) => m.replyTo === after.message_id && m.text === 'Echo: still there?'), 15_000);
@@ -111,5 +113,5 @@ channels:
     expect(final.replyTo).toBe(question.message_id);
     expect(telegram.botMessages(chatId)).toHaveLength(1);
     expect(attempts).toBe(2);
-  }, 90_000);
+  });
 });

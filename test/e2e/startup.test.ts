@@ -2,22 +2,17 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeDingTalk } from '../fakes/dingtalk/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
-import { runMainToExit, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { channelFailedToStart, channelStarted, runMainToExit, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+
+/** DingTalk's stream gateway, which a DingTalk channel's start opens a connection through. */
+const DINGTALK_GATEWAY = '/v1.0/gateway/connections/open';
 
 describe('starting the server', () => {
-  let server: ServerProcess | undefined;
-  const fakes: { stop(): Promise<void> }[] = [];
-  afterEach(async () => {
-    await server?.stop();
-    server = undefined;
-    await Promise.all(fakes.splice(0).map((f) => f.stop()));
-  });
-
   it('runs with no config file at all, on the embedded default, and says what is missing', async () => {
-    server = await startServerProcess(['--config', writeConfig('server: { port: 0 }\n').path]);
+    const server = await startServerProcess(['--config', writeConfig('server: { port: 0 }\n').path]);
     const response = await fetch(`${server.url}/health`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -75,72 +70,79 @@ describe('starting the server', () => {
       socket.on('close', () => sockets.delete(socket));
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    fakes.push({
-      stop: () =>
-        new Promise<void>((resolve) => {
-          for (const socket of sockets) socket.destroy();
-          silent.close(() => resolve());
-        }),
-    });
-    const { port } = silent.address() as AddressInfo;
-    const { path } = writeConfig(
-      `server: { port: 0 }\nchannels:\n  telegram: { enabled: true, bot_token: "123:silent", api_root: "http://127.0.0.1:${port}" }\n`,
-    );
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const { path } = writeConfig(
+        `server: { port: 0 }\nchannels:\n  telegram: { enabled: true, bot_token: "123:silent", api_root: "http://127.0.0.1:${port}" }\n`,
+      );
+      const server = await startServerProcess(['--config', path]);
+      const response = await fetch(`${server.url}/health`);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { channels: Record<string, unknown> }).channels.telegram).toEqual({ running: false, reason: 'starting' });
+      expect(await server.stop()).toBe(0);
+      // Stopping abandoned the start; it did not sit out getMe's 30 s deadline on the way down.
+      expect(server.logs.filter((entry) => entry.msg === 'channel failed to start')).toEqual([]);
+      const abandoned = server.logs.find((entry) => entry.msg === 'channel start abandoned: stopping' && entry.channel === 'telegram');
+      expect(abandoned?.err).toMatchObject({ message: 'start abandoned: the channel is stopping' });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
+
+/**
+ * One server for the cases where a platform misbehaves at boot: Telegram refuses the token for
+ * good, DingTalk is down until a case brings it back. Each case looks only at its own channel.
+ */
+describe('starting the server while platforms misbehave', () => {
+  let telegram: FakeTelegram;
+  let dingtalk: FakeDingTalk;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    telegram = new FakeTelegram({ rejectToken: true });
+    dingtalk = new FakeDingTalk();
+    await Promise.all([telegram.start(), dingtalk.start()]);
+    // Down (HTTP 502) from boot until the case that needs it back clears it.
+    dingtalk.failNext(DINGTALK_GATEWAY, { kind: 'http', status: 502 }, 1000);
+    const { path } = writeConfig(`server: { port: 0 }
+log: { level: debug }
+channels:
+  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
+  dingtalk: { enabled: true, client_id: "${dingtalk.clientId}", client_secret: "${dingtalk.clientSecret}", api_url: "${dingtalk.apiUrl}" }
+`);
     server = await startServerProcess(['--config', path]);
-    const response = await fetch(`${server.url}/health`);
-    expect(response.status).toBe(200);
-    expect(((await response.json()) as { channels: Record<string, unknown> }).channels.telegram).toEqual({ running: false, reason: 'starting' });
-    expect(await server.stop()).toBe(0);
-    // Stopping abandoned the start; it did not sit out getMe's 30 s deadline on the way down.
-    expect(server.logs.filter((entry) => entry.msg === 'channel failed to start')).toEqual([]);
-    const abandoned = server.logs.find((entry) => entry.msg === 'channel start abandoned: stopping' && entry.channel === 'telegram');
-    expect(abandoned?.err).toMatchObject({ message: 'start abandoned: the channel is stopping' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await Promise.all([telegram?.stop(), dingtalk?.stop()]);
   });
 
+  const channelHealth = async (name: string) =>
+    ((await (await fetch(`${server.url}/health`)).json()) as { channels: Record<string, { running: boolean; reason?: string }> }).channels[name];
+
   it('stays up and reports the channel not running when Telegram rejects the token', async () => {
-    const telegram = new FakeTelegram({ rejectToken: true });
-    await telegram.start();
-    fakes.push(telegram);
-    const { path } = writeConfig(
-      `server: { port: 0 }\nchannels:\n  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }\n`,
-    );
-    server = await startServerProcess(['--config', path]);
-    // The gateway listens while channels connect; the refusal comes a moment later.
-    await server.waitForLog((entry) => entry.msg === 'channel failed to start' && entry.channel === 'telegram');
-    const health = (await (await fetch(`${server.url}/health`)).json()) as { channels: Record<string, unknown> };
-    expect(health.channels.telegram).toEqual({ running: false, reason: 'Telegram rejected the bot token (401 Unauthorized)' });
+    await server.waitForLog(channelFailedToStart('telegram'));
+    expect(await channelHealth('telegram')).toEqual({ running: false, reason: 'Telegram rejected the bot token (401 Unauthorized)' });
   });
 
   it('starts a channel by itself once a platform that was down at boot answers again', async () => {
-    const dingtalk = new FakeDingTalk();
-    await dingtalk.start();
-    fakes.push(dingtalk);
-    // DingTalk's gateway is down (HTTP 502) when the server boots, and back for the retry.
-    dingtalk.failNext('/v1.0/gateway/connections/open', { kind: 'http', status: 502 });
-    const { path } = writeConfig(
-      `server: { port: 0 }\nchannels:\n  dingtalk: { enabled: true, client_id: "${dingtalk.clientId}", client_secret: "${dingtalk.clientSecret}", api_url: "${dingtalk.apiUrl}" }\n`,
-    );
-    server = await startServerProcess(['--config', path]);
-    await server.waitForLog((entry) => entry.msg === 'channel failed to start' && entry.channel === 'dingtalk');
-    const health = async () =>
-      ((await (await fetch(`${server?.url}/health`)).json()) as { channels: Record<string, { running: boolean; reason?: string }> }).channels.dingtalk;
-    expect(await health()).toMatchObject({ running: false, reason: expect.stringContaining('(retrying)') });
-    await server.waitForLog((entry) => entry.msg === 'channel started' && entry.channel === 'dingtalk', 15_000);
-    expect(await health()).toEqual({ running: true });
+    await server.waitForLog(channelFailedToStart('dingtalk'));
+    expect(await channelHealth('dingtalk')).toMatchObject({ running: false, reason: expect.stringContaining('(retrying)') });
+    dingtalk.clearFaults(DINGTALK_GATEWAY);
+    // The retries back off from 5 s; the first one after the platform is back succeeds.
+    await server.waitForLog(channelStarted('dingtalk'), 30_000);
+    expect(await channelHealth('dingtalk')).toEqual({ running: true });
     // And it answers people (no model is configured here, so it says that).
     const sent = await dingtalk.sendUserMessage({ chat: 'private', userId: 'staffboot01', text: 'anyone home?' });
     await dingtalk.waitFor(() => dingtalk.botMessages(sent.chatId).some((m) => m.text !== '⏳ Working on it...'), 15_000);
   });
 
-  it('keeps the bot token out of the logs', async () => {
-    const telegram = new FakeTelegram({ rejectToken: true });
-    await telegram.start();
-    fakes.push(telegram);
-    const { path } = writeConfig(
-      `server: { port: 0 }\nlog: { level: debug }\nchannels:\n  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}" }\n`,
-    );
-    server = await startServerProcess(['--config', path]);
-    await server.stop();
+  // Last: it stops the server, so that every line the server will ever log is there.
+  it('keeps the bot token out of the logs, at debug level', async () => {
+    await server.waitForLog(channelFailedToStart('telegram'));
+    expect(await server.stop()).toBe(0);
     const secret = telegram.token.split(':')[1] as string;
     expect(JSON.stringify(server.logs)).not.toContain(secret);
     expect(server.stderr()).not.toContain(secret);

@@ -46,7 +46,8 @@ describe('chatting in Telegram', () => {
     telegram = new FakeTelegram();
     model = new FakeOpenAI({ apiKey: 'sk-e2e' });
     await Promise.all([telegram.start(), model.start()]);
-    server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
+    // One server for every case, the shutdown last (`extra` lands inside the `channels:` block).
+    server = await startServerProcess(['--config', writeConfig(configYaml('  shutdown_grace_period_seconds: 1\n')).path]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -185,6 +186,16 @@ describe('chatting in Telegram', () => {
     await finalReply(chatId, question.message_id, 'That was long.');
     expect(model.requests.at(-1)?.messages.at(-1)?.content).toBe(big);
   });
+
+  // Last: it stops the server the other cases share.
+  it('replaces Working on it... with what was written so far and says the answer was cut short', async () => {
+    model.enqueue({ chunks: Array.from({ length: 60 }, (_, i) => `part${i} `), chunkDelayMs: 100 });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'a long one' });
+    await telegram.waitFor(() => replyTo(chatId, question.message_id)?.history.some((t) => t.endsWith(CURSOR)), 10_000);
+    expect(await server.stop()).toBe(0);
+    const reply = replyTo(chatId, question.message_id);
+    expect(reply?.text).toMatch(/^part0 part1 [\s\S]*\n\n\(The server restarted before this answer was finished\. Please ask again\.\)$/);
+  });
 });
 
 describe('without a model', () => {
@@ -217,28 +228,5 @@ describe('without a model', () => {
     expect(body).toContain('deerflow_replies_total{channel="telegram",outcome="failed"} 1');
     expect(body).toContain('deerflow_channel_running{channel="telegram"} 1');
     expect(body).not.toContain('hello?');
-  });
-});
-
-describe('shutting down mid-answer', () => {
-  beforeAll(async () => {
-    telegram = new FakeTelegram();
-    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
-    await Promise.all([telegram.start(), model.start()]);
-    // `extra` lands inside the `channels:` block.
-    server = await startServerProcess(['--config', writeConfig(configYaml('  shutdown_grace_period_seconds: 1\n')).path]);
-  });
-  afterAll(async () => {
-    await server?.stop();
-    await Promise.all([telegram.stop(), model.stop()]);
-  });
-
-  it('replaces Working on it... with what was written so far and says the answer was cut short', async () => {
-    model.enqueue({ chunks: Array.from({ length: 60 }, (_, i) => `part${i} `), chunkDelayMs: 100 });
-    const question = telegram.sendUserMessage({ chatId: 77, chatType: 'private', text: 'a long one' });
-    await telegram.waitFor(() => replyTo(77, question.message_id)?.history.some((t) => t.endsWith(CURSOR)), 10_000);
-    expect(await server.stop()).toBe(0);
-    const reply = replyTo(77, question.message_id);
-    expect(reply?.text).toMatch(/^part0 part1 [\s\S]*\n\n\(The server restarted before this answer was finished\. Please ask again\.\)$/);
   });
 });

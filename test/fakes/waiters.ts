@@ -1,3 +1,5 @@
+import { type LoadScaledTimer, startLoadScaledTimer } from '../helpers/load-scaled-timer.js';
+
 /**
  * What a fake platform's `waitFor` needs: conditions re-checked whenever the fake says something
  * changed (`notify`, after each call or frame), so tests wait for what a user would see without
@@ -16,10 +18,15 @@ export class Waiters {
     private readonly options: { pollMs?: number } = {},
   ) {}
 
-  /** Resolves with the predicate's first truthy value, checked now and on every `notify`; rejects after `timeoutMs` or when the predicate throws. */
+  /**
+   * Resolves with the predicate's first truthy value, checked now and on every `notify`; rejects
+   * when the predicate throws, or after `timeoutMs` stretched by the machine's load (see
+   * `startLoadScaledTimer`): the bound only ends a wait that would hang, and a busy machine
+   * makes it longer instead of failing the test.
+   */
   waitFor<T>(predicate: () => T | false | null | undefined, timeoutMs = 5000): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let timer: LoadScaledTimer | undefined;
       let poll: ReturnType<typeof setInterval> | undefined;
       const check = (): void => {
         let value: T | false | null | undefined;
@@ -36,16 +43,16 @@ export class Waiters {
         }
       };
       const done = (): void => {
-        clearTimeout(timer);
+        timer?.cancel();
         clearInterval(poll);
         this.listeners.delete(check);
       };
       this.listeners.add(check);
       if (this.options.pollMs !== undefined) poll = setInterval(check, this.options.pollMs);
-      timer = setTimeout(() => {
+      timer = startLoadScaledTimer(timeoutMs, (waitedMs) => {
         done();
-        reject(new Error(`${this.owner}.waitFor: condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
+        reject(new Error(`${this.owner}.waitFor: condition not met within ${waitedMs} ms`));
+      });
       check();
     });
   }

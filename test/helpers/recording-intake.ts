@@ -1,5 +1,6 @@
 import type { InboundIntake, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { AppError } from '../../src/errors.js';
+import { startLoadScaledTimer } from './load-scaled-timer.js';
 
 /**
  * An intake for adapter tests: records commits, can be made full (reserve rejects with
@@ -32,19 +33,22 @@ export class RecordingIntake implements InboundIntake {
     };
   }
 
-  /** Resolves once `predicate` holds, checked after every commit or refusal. */
+  /**
+   * Resolves once `predicate` holds, checked after every commit or refusal; rejects after
+   * `timeoutMs` stretched by the machine's load (`startLoadScaledTimer`).
+   */
   waitUntil(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
     return new Promise((resolve, reject) => {
       const check = (): void => {
         if (!predicate()) return;
-        clearTimeout(timer);
+        timer.cancel();
         this.listeners.delete(check);
         resolve();
       };
-      const timer = setTimeout(() => {
+      const timer = startLoadScaledTimer(timeoutMs, (waitedMs) => {
         this.listeners.delete(check);
-        reject(new Error(`intake condition not met within ${timeoutMs} ms`));
-      }, timeoutMs);
+        reject(new Error(`intake condition not met within ${waitedMs} ms`));
+      });
       this.listeners.add(check);
       check();
     });

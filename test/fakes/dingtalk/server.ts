@@ -3,11 +3,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { ChatStore, type FakeBotMessage } from './chat.js';
-import { type Delivered, type Fault, type FakeDingTalkOptions, parseBody, type RecordedCall, readBody, type UserMessageInput } from './wire.js';
 import { Waiters } from '../waiters.js';
+import { ChatStore, type FakeBotMessage } from './chat.js';
+import { type Delivered, type FakeDingTalkOptions, type Fault, parseBody, type RecordedCall, readBody, type UserMessageInput } from './wire.js';
 
-export type { Delivered, Fault, FakeDingTalkOptions, RecordedCall, UserMessageInput } from './wire.js';
+export type { Delivered, FakeDingTalkOptions, Fault, RecordedCall, UserMessageInput } from './wire.js';
 
 /**
  * A fake DingTalk on 127.0.0.1 speaking the wire formats of sdk-recipes §5:
@@ -218,6 +218,11 @@ export class FakeDingTalk {
     const list = this.faults.get(path) ?? [];
     for (let i = 0; i < times; i++) list.push(fault);
     this.faults.set(path, list);
+  }
+
+  /** Calls to `path` answer normally again, whatever faults were still queued for it. */
+  clearFaults(path: string): void {
+    this.faults.delete(path);
   }
 
   /** Makes `bytes` downloadable by the returned download code. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startLoadScaledTimer } from '../../helpers/load-scaled-timer.js';
 
 /** A tool call the fake model makes; `args` is sent JSON-encoded, in fragments when streaming. */
 export interface FakeToolCall {
@@ -157,21 +158,22 @@ export class FakeOpenAI {
 
   /**
    * Resolves with `requests` once at least `count` have arrived.
-   * @throws Error after `timeoutMs` (default 2000), naming how many arrived.
+   * @throws Error after `timeoutMs` (default 2000) stretched by the machine's load
+   *   (`startLoadScaledTimer`), naming how many arrived.
    */
   waitForRequests(count: number, timeoutMs = 2000): Promise<FakeChatRequest[]> {
     if (this.requests.length >= count) return Promise.resolve(this.requests);
     return new Promise((resolve, reject) => {
       const check = () => {
         if (this.requests.length < count) return;
-        clearTimeout(timer);
+        timer.cancel();
         this.waiters.delete(check);
         resolve(this.requests);
       };
-      const timer = setTimeout(() => {
+      const timer = startLoadScaledTimer(timeoutMs, (waitedMs) => {
         this.waiters.delete(check);
-        reject(new Error(`FakeOpenAI: expected ${count} requests within ${timeoutMs} ms, got ${this.requests.length}`));
-      }, timeoutMs);
+        reject(new Error(`FakeOpenAI: expected ${count} requests within ${waitedMs} ms, got ${this.requests.length}`));
+      });
       this.waiters.add(check);
     });
   }
