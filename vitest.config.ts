@@ -15,7 +15,8 @@ export default defineConfig({
     // The final check (test/setup/leftover-processes.ts) waits a moment for dying processes and removes the run's temporary folder.
     teardownTimeout: 60_000,
     // The run's final check fails it when a process it started is still running at its end.
-    globalSetup: ['test/setup/leftover-processes.ts'],
+    // And first, the bundle the servers and the CLI run from (test/setup/bundle.ts).
+    globalSetup: ['test/setup/bundle.ts', 'test/setup/leftover-processes.ts'],
     // Ends what a file started and did not stop, also when vitest ends the worker.
     setupFiles: ['test/setup/child-processes.ts'],
     // Two cores: more workers only add contention for PGlite's WASM start-up.

@@ -2,8 +2,6 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { platforms } from '../channels/index.js';
 import { loadConfig } from './config/index.js';
-import { openDatabase } from './db/index.js';
-import { UsersRepo } from './db/repos/users-repo.js';
 import { AppError, ConfigError, describeError, NotFoundError } from './errors.js';
 
 const USAGE = `usage: npm run cli -- [--config path] <command>
@@ -29,6 +27,8 @@ async function cli(): Promise<number> {
     return 2;
   }
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
+  // Only now: a usage or config error answers before the database is loaded.
+  const [{ openDatabase }, { UsersRepo }] = await Promise.all([import('./db/index.js'), import('./db/repos/users-repo.js')]);
   const database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir), sharedBuffers: config.database.pglite_shared_buffers });
   try {
     const users = new UsersRepo(database.db);

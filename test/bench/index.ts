@@ -11,6 +11,7 @@ import { runGitHubBench } from './github.js';
 import { runLayersBench } from './layers.js';
 import { printPlatformComparison } from './platforms.js';
 import { runScaleOutBench } from './scale-out.js';
+import { buildServerBundle } from './server-process.js';
 import { runSlackBench } from './slack.js';
 import { runStartupBench } from './startup.js';
 import { type PlatformFigures, runTelegramBench } from './telegram.js';
@@ -43,6 +44,8 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
+// Every server below runs as `npm start` runs it: from the bundle of the current sources.
+buildServerBundle();
 if (only.has('startup')) await runStartupBench({ databaseUrl: values['database-url'] });
 if (only.has('layers')) {
   await runLayersBench({

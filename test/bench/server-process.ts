@@ -2,7 +2,7 @@
  * Child processes of the benchmarks: the server started as `npm start` starts it, the baseline
  * bot and probes, each a TypeScript entry point run through tsx in a fresh temporary folder.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,13 @@ import { startLoadScaledTimer } from '../helpers/load-scaled-timer.js';
 
 /** The repository root, absolute, with a trailing slash. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** What `npm start` runs: `.build/main.mjs`, made by {@link buildServerBundle}. */
+const SERVER_BUNDLE = join(ROOT, '.build/main.mjs');
+
+/** Bundles the current sources as `npm start` does (`npm run bundle`); the bench runs it once first. */
+export function buildServerBundle(): void {
+  execFileSync('npm', ['run', '--silent', 'bundle'], { cwd: ROOT, stdio: 'inherit' });
+}
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 /**
@@ -51,14 +58,15 @@ function temporaryDir(): string {
 }
 
 /**
- * Starts a TypeScript entry point in its own process (environment: `PATH` only) and resolves
+ * Starts a TypeScript entry point (through tsx) or, with `runsCompiled`, a JavaScript one in its
+ * own process (environment: `PATH` only) and resolves
  * once a line of its stdout satisfies `isReady`; later stdout is read and dropped.
  * The process is SIGKILLed when this one exits or is ended by a signal.
  * @throws Error, with the last lines of its stdout, when the process exits before it was ready
  *   or is not ready within two minutes stretched by the machine's load (it is then killed).
  */
-export async function startProcess(args: string[], isReady: (line: string) => boolean): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', TSX, ...args], {
+export async function startProcess(args: string[], isReady: (line: string) => boolean, runsCompiled = false): Promise<ChildProcess> {
+  const child = spawn(process.execPath, runsCompiled ? args : ['--import', TSX, ...args], {
     cwd: temporaryDir(),
     env: { PATH: process.env.PATH ?? '' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -132,7 +140,8 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Chi
 
 /**
  * Writes a config naming the fake model and one channel (its `channels:` entry as one YAML line)
- * in a fresh data folder and starts `src/main.ts` with it, as `npm start` does; resolves once the
+ * in a fresh data folder and starts the server with it as `npm start` does (its bundle, see
+ * {@link buildServerBundle}); resolves once the
  * server logged that it listens. Every chat platform's bench starts its server here, so they
  * differ only in the channel.
  */
@@ -162,5 +171,5 @@ channels:
   ${options.channel}
 `,
   );
-  return startProcess([...(options.nodeArgs ?? []), join(ROOT, 'src/main.ts'), '--config', configPath], (line) => line.includes('"server listening"'));
+  return startProcess([...(options.nodeArgs ?? []), SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), true);
 }

@@ -1,19 +1,20 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trackChild, withRunMarker } from '../helpers/child-processes.js';
 import { loadScaledMs } from '../helpers/load-scaled-timer.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+/** The bundle `npm run cli` runs, built once per test run by test/setup/bundle.ts. */
+const CLI_BUNDLE = join(ROOT, '.build/cli.mjs');
 /** `npm run cli -- …` as an operator types it, on the database the config names. */
 function cli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      ['--import', TSX_LOADER, join(ROOT, 'src/cli.ts'), ...args],
+      [CLI_BUNDLE, ...args],
       { cwd, env: withRunMarker({ PATH: process.env.PATH ?? '' }) },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );

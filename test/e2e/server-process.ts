@@ -2,13 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { trackChild, withRunMarker } from '../helpers/child-processes.js';
 import { startLoadScaledTimer } from '../helpers/load-scaled-timer.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** tsx's loader by absolute URL, so the server can run from any working directory. */
-const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+/** The bundle `npm start` runs, built once per test run by test/setup/bundle.ts. */
+export const SERVER_BUNDLE = join(ROOT, '.build/main.mjs');
 
 /**
  * How long a server may take to say it listens on an idle machine before the wait gives up,
@@ -73,11 +73,12 @@ export function writeConfig(yaml: string): { path: string; dir: string } {
 }
 
 /**
- * Runs `src/main.ts` in its own process, tracked so that the test run ends it even when the test
- * that started it cannot (see test/helpers/child-processes.ts).
+ * Runs the server as `npm start` does (its bundle of `src/main.ts`) in its own process, tracked
+ * so that the test run ends it even when the test that started it cannot
+ * (test/helpers/child-processes.ts).
  */
 function spawnMain(args: string[], options: SpawnOptions): ChildProcess {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, 'src/main.ts'), ...args], {
+  const child = spawn(process.execPath, [SERVER_BUNDLE, ...args], {
     cwd: options.cwd ?? mkdtempSync(join(tmpdir(), 'dfc-cwd-')),
     env: withRunMarker({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
