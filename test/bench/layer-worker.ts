@@ -23,7 +23,9 @@ import { DrizzleCheckpointSaver } from '../../src/runtime/embedded/checkpointer.
 import { createEmbeddedRuntime } from '../../src/runtime/embedded/index.js';
 import type { RunRequest } from '../../src/runtime/types.js';
 import { ownCpuMs, PostgresCpuMeter } from './cpu-time.js';
+import { statementCounts } from './pglite-statements.js';
 import { ROOT } from './server-process.js';
+import { statementsPerMessage } from './statement-counts.js';
 
 /** The in-process layers, floor first; the whole server (L4) is measured by the parent. */
 export type LayerName = 'model' | 'graph-memory' | 'graph-saver' | 'runtime';
@@ -49,6 +51,8 @@ export interface LayerResult {
   postgresCpuMsPerMessage?: number;
   /** Statements sent to PGlite per message, when the layer ran on PGlite. */
   queriesPerMessage?: number;
+  /** The same by statement text (see pglite-statements.ts). */
+  statementsPerMessage?: Record<string, number>;
   /** One chat alone, messages in a row. */
   aloneLatenciesMs: number[];
   concurrentPerSecond: number;
@@ -76,21 +80,11 @@ const config = parseConfig(
 const modelConfig = config.models[0] as (typeof config.models)[number];
 const logger = silentLogger();
 
-/** Statements PGlite received so far (every drizzle query goes through `PGlite.query`). */
-let pgliteQueries = 0;
-
 async function openLayerDatabase(): Promise<DatabaseHandle> {
   const { database } = spec;
   if (database?.kind === 'postgres') return openDatabase({ url: database.url });
   // The model layer has no database; the in-memory saver layer needs one only for the skill list.
-  const handle = await openDatabase({ dataDir });
-  const client = (handle.db as unknown as { $client: { query: (...args: unknown[]) => Promise<unknown> } }).$client;
-  const query = client.query.bind(client);
-  client.query = (...args) => {
-    pgliteQueries++;
-    return query(...args);
-  };
-  return handle;
+  return openDatabase({ dataDir });
 }
 
 async function openLayer(): Promise<Answer> {
@@ -209,7 +203,7 @@ async function measure(answer: Answer): Promise<LayerResult> {
   await postgresMeter?.start();
   const limit = pLimit(spec.concurrency);
   const profiler = spec.cpuProfilePath === undefined ? undefined : await startProfiler();
-  const queriesBefore = pgliteQueries;
+  const statementsBefore = statementCounts();
   const cpuBefore = ownCpuMs();
   const startedAt = performance.now();
   await Promise.all(Array.from({ length: spec.chats }, async (_, c) => {
@@ -227,7 +221,10 @@ async function measure(answer: Answer): Promise<LayerResult> {
 
   const result: LayerResult = { cpuMsPerMessage, aloneLatenciesMs, concurrentPerSecond: (total / wallMs) * 1000 };
   if (postgresCpuMs !== undefined) result.postgresCpuMsPerMessage = postgresCpuMs / total;
-  if (database?.kind === 'pglite') result.queriesPerMessage = (pgliteQueries - queriesBefore) / total;
+  if (database?.kind === 'pglite') {
+    result.statementsPerMessage = statementsPerMessage(statementsBefore, statementCounts(), total);
+    result.queriesPerMessage = Object.values(result.statementsPerMessage).reduce((sum, n) => sum + n, 0);
+  }
   if (spec.longTurns > 0) {
     const long = { cpuMs: [] as number[], latencyMs: [] as number[] };
     for (let turn = 0; turn < spec.longTurns; turn++) {

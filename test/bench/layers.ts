@@ -10,6 +10,8 @@
  * working process's CPU time over the "all chats at once" phase ÷ messages. Then one long
  * conversation per layer: turn 1 against turn N.
  */
+
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
@@ -18,6 +20,7 @@ import { createBenchDatabase, PostgresCpuMeter, processCpuMs } from './cpu-time.
 import { answerTo, FinalWatcher } from './final-watcher.js';
 import type { LayerName, LayerResult, LayerSpec } from './layer-worker.js';
 import { ROOT, startBenchServer, startProcess, stopProcess } from './server-process.js';
+import { statementsPerMessage } from './statement-counts.js';
 import { summarize } from './stats.js';
 import { drive } from './telegram.js';
 
@@ -85,6 +88,7 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   }
   await model.stop();
   printTable(rows);
+  printStatements(rows);
   printGoals(rows, kinds);
   if (options.longTurns > 0) printLong(rows, options.longTurns);
 }
@@ -124,13 +128,17 @@ async function measureServer(
 ): Promise<LayerResult> {
   const telegram = new FakeTelegram();
   await telegram.start();
-  const server = await startBenchServer({ telegram, model, databaseUrl: database?.url, nodeArgs });
+  // On PGlite the server counts its statements (a preload; the server itself knows nothing of it).
+  const counting = database === undefined;
+  const preload = counting ? ['--import', join(ROOT, 'test/bench/pglite-statements.ts')] : [];
+  const server = await startBenchServer({ telegram, model, databaseUrl: database?.url, nodeArgs: [...preload, ...nodeArgs] });
   const pid = server.pid as number;
   try {
     await drive(telegram, Math.min(spec.chats, 5), 2, 1_000_000);
     const aloneLatenciesMs = await latenciesInARow(telegram, 500_000, spec.messagesPerChat);
     const postgresMeter = database ? new PostgresCpuMeter(database.url, database.name) : undefined;
     await postgresMeter?.start();
+    const statementsBefore = counting ? await serverStatements(server) : undefined;
     const cpuBefore = await processCpuMs(pid);
     const concurrent = await drive(telegram, spec.chats, spec.messagesPerChat, 1);
     const total = spec.chats * spec.messagesPerChat;
@@ -139,6 +147,10 @@ async function measureServer(
       aloneLatenciesMs: aloneLatenciesMs.map((turn) => turn.latencyMs),
       concurrentPerSecond: concurrent.perSecond,
     };
+    if (statementsBefore !== undefined) {
+      result.statementsPerMessage = statementsPerMessage(statementsBefore, await serverStatements(server), total);
+      result.queriesPerMessage = Object.values(result.statementsPerMessage).reduce((sum, n) => sum + n, 0);
+    }
     const postgresCpuMs = await postgresMeter?.stop();
     if (postgresCpuMs !== undefined) result.postgresCpuMsPerMessage = postgresCpuMs / total;
     if (spec.longTurns > 0) {
@@ -150,6 +162,25 @@ async function measureServer(
     await stopProcess(server);
     await telegram.stop();
   }
+}
+
+/** The server's PGlite statement counts so far: it prints them when sent SIGUSR2 (pglite-statements.ts). */
+function serverStatements(server: ChildProcess): Promise<Record<string, number>> {
+  const prefix = 'pglite-statements ';
+  return new Promise((resolve) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      const line = lines.find((candidate) => candidate.startsWith(prefix));
+      if (line === undefined) return;
+      server.stdout?.off('data', onData);
+      resolve(JSON.parse(line.slice(prefix.length)) as Record<string, number>);
+    };
+    server.stdout?.on('data', onData);
+    server.kill('SIGUSR2');
+  });
 }
 
 /** One chat's messages in a row; with `pid`, the server's CPU per turn too (10 ms resolution). */
@@ -190,6 +221,18 @@ function printTable(rows: Measured[]): void {
   console.log(
     '(ratios are to the row below it in the stack: L2 to L1, L3 to L2 on the same database, ...; +PG = CPU in PostgreSQL backends; queries = statements per message, PGlite workers)',
   );
+}
+
+/** Each PGlite layer's statements per message by text, most frequent first: what a message costs in round trips. */
+function printStatements(rows: Measured[]): void {
+  for (const row of rows) {
+    const statements = row.result.statementsPerMessage;
+    if (statements === undefined) continue;
+    console.log(`\nstatements per message, ${row.name}`);
+    for (const [text, n] of Object.entries(statements).sort(([, a], [, b]) => b - a)) {
+      if (n >= 0.05) console.log(`  ${n.toFixed(2).padStart(6)}  ${text.length > 150 ? `${text.slice(0, 147)}...` : text}`);
+    }
+  }
 }
 
 function printGoals(rows: Measured[], kinds: DatabaseKind[]): void {

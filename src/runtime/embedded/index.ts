@@ -14,6 +14,7 @@ import { type AgentSandboxSettings, loadAgentSandboxSettings } from '../../agent
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { SANDBOX_NETWORK_KEY, SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/context.js';
 import type { Database } from '../../db/index.js';
+import type { TokenUsage } from '../../db/schema/index.js';
 import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import {
@@ -366,7 +367,11 @@ class EmbeddedRuntime implements AgentRuntime {
         inputMessages.map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })),
       );
       const goals = this.options.goals;
-      if (goals?.config.enabled) {
+      // Most threads have no goal: then the run ends in the statement that found none.
+      const endedWithoutGoal =
+        goals?.config.enabled === true &&
+        (await this.store.finishRunUnlessGoal(ref, { status: 'success', ...usageOutcome(lastValues?.messages ?? []) }));
+      if (goals?.config.enabled && !endedWithoutGoal) {
         await driveGoal({
           store: goals.store,
           threadId: run.thread_id,
@@ -379,8 +384,7 @@ class EmbeddedRuntime implements AgentRuntime {
           logger: this.options.logger,
         });
       }
-      const usage = usageOfLastTurn(lastValues?.messages ?? []);
-      await this.store.finishRun(ref, { status: 'success', ...(usage ? { usage } : {}) });
+      if (!endedWithoutGoal) await this.store.finishRun(ref, { status: 'success', ...usageOutcome(lastValues?.messages ?? []) });
       this.options.afterRun?.({ threadId: run.thread_id, userId, modelName: model.name, messages: lastValues?.messages ?? [] });
       return { ok: true, values: serializeValues(lastValues) };
     } catch (error) {
@@ -453,4 +457,10 @@ class EmbeddedRuntime implements AgentRuntime {
       interrupts: {},
     };
   }
+}
+
+/** The `usage` part of a successful run's outcome: the last turn's token counts, when the model reported them. */
+function usageOutcome(messages: readonly BaseMessage[]): { usage?: TokenUsage } {
+  const usage = usageOfLastTurn(messages);
+  return usage ? { usage } : {};
 }

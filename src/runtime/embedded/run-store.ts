@@ -1,6 +1,6 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import { type Database, FOREIGN_KEY_VIOLATION, sqlState, UNIQUE_VIOLATION } from '../../db/index.js';
-import { runs, type TokenUsage, threads } from '../../db/schema/index.js';
+import { runs, type TokenUsage, threadGoals, threads } from '../../db/schema/index.js';
 import { ConflictError, NotFoundError, ThreadBusyError } from '../../errors.js';
 import type { RunInfo, RunStatus } from '../types.js';
 
@@ -125,6 +125,38 @@ export class RunStore {
         .getSQL(),
     );
     await this.db.with(finished).update(threads).set({ updatedAt: now }).where(eq(threads.id, run.threadId));
+  }
+
+  /**
+   * `finishRun`, unless the thread has a goal: then nothing is changed and the caller judges the
+   * goal first (and finishes the run after). One statement either way, so a run on a thread
+   * without a goal (the common case) ends in the same round trip that looked for one, at the
+   * moment the goal loop would have looked. Resolves true when the run was finished.
+   */
+  async finishRunUnlessGoal(
+    run: { id: string; threadId: string },
+    outcome: { status: RunStatus; error?: string; usage?: TokenUsage },
+  ): Promise<boolean> {
+    const now = new Date();
+    const goal = this.db.$with('goal').as(this.db.select({ threadId: threadGoals.threadId }).from(threadGoals).where(eq(threadGoals.threadId, run.threadId)));
+    const noGoal = sql`not exists (select 1 from ${goal})`;
+    // Data-modifying CTEs always run to completion, whether or not the main query reads them.
+    const finished = this.db.$with('finished_run', {}).as(
+      this.db
+        .update(runs)
+        .set({ status: outcome.status, error: outcome.error ?? null, usage: outcome.usage ?? null, finishedAt: now, updatedAt: now })
+        .where(and(eq(runs.id, run.id), inArray(runs.status, ACTIVE), noGoal))
+        .getSQL(),
+    );
+    const touched = this.db.$with('touched_thread', {}).as(
+      this.db.update(threads).set({ updatedAt: now }).where(and(eq(threads.id, run.threadId), noGoal)).getSQL(),
+    );
+    const [row] = await this.db
+      .with(goal, finished, touched)
+      .select({ hasGoal: sql<boolean>`exists (select 1 from ${goal})` })
+      .from(threads)
+      .where(eq(threads.id, run.threadId));
+    return row?.hasGoal !== true;
   }
 
   /** Marks an active run interrupted, for a cancel that reaches a run this process does not hold. */

@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GoalStore } from '../../../src/agent/goals/index.js';
+import { type DatabaseHandle, schema } from '../../../src/db/index.js';
+import { RunStore } from '../../../src/runtime/embedded/run-store.js';
+import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
+
+describe.each(testDatabaseKinds())('RunStore.finishRunUnlessGoal on %s', (kind) => {
+  let database: DatabaseHandle;
+  let store: RunStore;
+  let goals: GoalStore;
+
+  beforeAll(async () => {
+    database = await openTestDatabase(kind);
+    store = new RunStore(database.db, 30_000);
+    goals = new GoalStore(database.db);
+  });
+  afterAll(() => database.close());
+
+  /** A thread with one admitted (running) run. */
+  async function admitted(): Promise<{ id: string; threadId: string }> {
+    const threadId = randomUUID();
+    await store.createThread(threadId, {}, 'raise');
+    const run = await store.admitRun({ id: randomUUID(), threadId, assistantId: 'lead_agent', metadata: {}, kwargs: {} });
+    return { id: run.id, threadId };
+  }
+
+  const runRow = async (id: string) => (await database.db.select().from(schema.runs).where(eq(schema.runs.id, id)))[0];
+  const threadRow = async (id: string) => (await database.db.select().from(schema.threads).where(eq(schema.threads.id, id)))[0];
+
+  it('finishes the run and touches its thread when the thread has no goal', async () => {
+    const run = await admitted();
+    const before = await threadRow(run.threadId);
+    const usage = { input_tokens: 3, output_tokens: 5, total_tokens: 8 };
+    expect(await store.finishRunUnlessGoal(run, { status: 'success', usage })).toBe(true);
+    const row = await runRow(run.id);
+    expect(row?.status).toBe('success');
+    expect(row?.usage).toEqual(usage);
+    expect(row?.finishedAt).toBeInstanceOf(Date);
+    expect((await threadRow(run.threadId))?.updatedAt.getTime()).toBeGreaterThanOrEqual(before?.updatedAt.getTime() ?? 0);
+    expect(await store.hasActiveRun(run.threadId)).toBe(false);
+  });
+
+  it('changes nothing and says so when the thread has a goal', async () => {
+    const run = await admitted();
+    await goals.set(run.threadId, 'all tests pass');
+    const before = await threadRow(run.threadId);
+    expect(await store.finishRunUnlessGoal(run, { status: 'success' })).toBe(false);
+    expect((await runRow(run.id))?.status).toBe('running');
+    expect((await runRow(run.id))?.finishedAt).toBeNull();
+    expect((await threadRow(run.threadId))?.updatedAt).toEqual(before?.updatedAt);
+    await store.finishRun(run, { status: 'success' });
+    expect(await store.hasActiveRun(run.threadId)).toBe(false);
+  });
+
+  it('leaves a run that already ended as it was', async () => {
+    const run = await admitted();
+    await store.finishRun(run, { status: 'interrupted', error: 'cancelled' });
+    expect(await store.finishRunUnlessGoal(run, { status: 'success' })).toBe(true);
+    expect((await runRow(run.id))?.status).toBe('interrupted');
+  });
+});
