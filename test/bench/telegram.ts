@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { ANSWER_PAD, answerTo, FinalWatcher } from './final-watcher.js';
+import { printOursVsBare } from './platforms.js';
 import { ROOT, startBenchServer, startProcess, stopProcess } from './server-process.js';
 import { type LatencySummary, residentMiB, summarize } from './stats.js';
-import { printOursVsBare } from './platforms.js';
 
 export interface TelegramBenchOptions {
   chats: number;
@@ -97,14 +97,29 @@ export async function runTelegramBench(options: TelegramBenchOptions): Promise<P
   const remaining = Math.max(0, options.conversations - already);
   const startedAt = Date.now();
   const batch = 200;
+  // Resident memory at each quarter: a plateau is a working set, a slope is growth per conversation.
+  const quarters: { conversations: number; mib: number }[] = [];
+  let nextQuarter = 1;
   for (let first = 0; first < remaining; first += batch) {
     await drive(telegram, Math.min(batch, remaining - first), 1, 2_000_000 + first);
+    const done = Math.min(first + batch, remaining);
+    if (done >= (remaining * nextQuarter) / 4) {
+      quarters.push({ conversations: already + done, mib: await residentMiB(server.pid as number) });
+      nextQuarter++;
+    }
   }
   const seconds = (Date.now() - startedAt) / 1000;
   const loadedMiB = await residentMiB(server.pid as number);
   console.log(
     `resident memory: ${idleMiB.toFixed(0)} MiB idle, ${loadedMiB.toFixed(0)} MiB after ${options.conversations} mapped conversations (the last ${remaining} took ${seconds.toFixed(1)} s, ${(remaining / seconds).toFixed(0)} conversations/s)`,
   );
+  const [, half, , last] = quarters;
+  if (half !== undefined && last !== undefined && last.conversations > half.conversations) {
+    const kibPerConversation = ((last.mib - half.mib) * 1024) / (last.conversations - half.conversations);
+    console.log(
+      `  by quarter: ${quarters.map((q) => `${q.mib.toFixed(0)} MiB at ${q.conversations}`).join(', ')}; second half ${kibPerConversation.toFixed(1)} KiB per conversation`,
+    );
+  }
 
   await stopProcess(server);
   await Promise.all([telegram.stop(), model.stop()]);
