@@ -171,5 +171,7 @@ channels:
   ${options.channel}
 `,
   );
-  return startProcess([...(options.nodeArgs ?? []), SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), true);
+  // The bench's own preloads (e.g. test/bench/pglite-statements.ts) are TypeScript: tsx loads them, the server stays the bundle.
+  const nodeArgs = options.nodeArgs === undefined || options.nodeArgs.length === 0 ? [] : ['--import', TSX, ...options.nodeArgs];
+  return startProcess([...nodeArgs, SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), true);
 }
