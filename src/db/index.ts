@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePglite, type PgliteDatabase } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { MIGRATIONS_DIR } from '../paths.js';
 import { DEFAULT_PGLITE_SHARED_BUFFERS } from './config.js';
 import { openPglite } from './pglite.js';
+import { PreparedStatementClient } from './pglite-prepared.js';
 import * as schema from './schema/index.js';
 
 export { schema };
@@ -64,8 +65,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     client = new PGlite({ startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] });
     await client.waitReady;
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Database;
-  await migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_DIR });
+  const handle = pgliteDatabase(client);
+  await migratePglite(handle.db as unknown as PgliteDatabase, { migrationsFolder: MIGRATIONS_DIR });
+  return handle;
+}
+
+/** Drizzle on an open PGlite, through its statement cache (`db.$client` is the {@link PreparedStatementClient}). */
+export function pgliteDatabase(client: PGlite): DatabaseHandle {
+  const db = drizzlePglite(new PreparedStatementClient(client) as unknown as PGlite, { schema }) as unknown as Database;
   return {
     db,
     kind: 'pglite',

@@ -7,7 +7,8 @@
  * nearest caller that belongs to a package, so PGlite's file I/O counts as PGlite; what has no
  * such caller (the event loop, module loading at start-up) stays "Node".
  * `--top N` also lists the N functions with the most self time; `--package NAME` lists the files
- * of one bucket instead of the buckets.
+ * of one bucket instead of the buckets; `--skip-ms N` leaves out the first N ms of the profile (a
+ * server's start-up, to read its steady state).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -63,16 +64,20 @@ function bucketOf(frame: ProfileNode['callFrame']): string {
     return `other: ${path.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]}`;
   }
   if (url.startsWith('node:') || url === '') return NODE;
-  if (/\/(src|channels)\//.test(url)) return 'our code';
+  // `.build/` is the esbuild bundle `npm start` runs: our code alone, packages stay external.
+  if (/\/(src|channels|\.build)\//.test(url)) return 'our code';
   if (/\/test\//.test(url)) return 'bench / test code';
   return `other: ${url}`;
 }
 
-/** Self ms per node id: each sample's time delta goes to the node it was taken in. */
-function selfTimes(profile: CpuProfile): Map<number, number> {
+/** Self ms per node id: each sample's time delta goes to the node it was taken in; samples in the first `skipMs` are left out. */
+function selfTimes(profile: CpuProfile, skipMs: number): Map<number, number> {
   const self = new Map<number, number>();
+  let elapsedMs = 0;
   profile.samples.forEach((id, i) => {
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+    elapsedMs += ms;
+    if (elapsedMs > skipMs) self.set(id, (self.get(id) ?? 0) + ms);
   });
   return self;
 }
@@ -85,15 +90,15 @@ function printShares(title: string, totals: Map<string, number>, allMs: number):
   }
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '0' }, package: { type: 'string' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '0' }, package: { type: 'string' }, 'skip-ms': { type: 'string', default: '0' } } });
 const file = positionals[0];
 if (!file) {
-  process.stderr.write('usage: profile-breakdown.ts <file.cpuprofile> [--top N] [--package NAME]\n');
+  process.stderr.write('usage: profile-breakdown.ts <file.cpuprofile> [--top N] [--package NAME] [--skip-ms N]\n');
   process.exit(2);
 }
 const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-const self = selfTimes(profile);
+const self = selfTimes(profile, Number(values['skip-ms']));
 const parents = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
 /** The node's bucket, or for Node's own code its nearest caller's that has a package. */

@@ -11,10 +11,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
-import { type Database, type DatabaseHandle, openDatabase, schema } from '../../src/db/index.js';
+import { type DatabaseHandle, openDatabase, pgliteDatabase } from '../../src/db/index.js';
+import type { PreparedStatementClient } from '../../src/db/pglite-prepared.js';
 
 export type TestDatabaseKind = DatabaseHandle['kind'];
 
@@ -55,19 +54,13 @@ async function openPglite(): Promise<DatabaseHandle> {
   });
   const client = new PGlite({ loadDataDir: await pgliteTemplate });
   await client.waitReady;
-  const db = drizzle(client, { schema }) as unknown as Database;
-  return {
-    db,
-    kind: 'pglite',
-    ping: async () => void (await db.execute(sql`select 1`)),
-    close: () => client.close(),
-  };
+  return pgliteDatabase(client);
 }
 
 async function dumpMigratedPglite(): Promise<Blob> {
   const handle = await openDatabase({});
   try {
-    return await (handle.db as unknown as { $client: PGlite }).$client.dumpDataDir('none');
+    return await (handle.db as unknown as { $client: PreparedStatementClient }).$client.pglite.dumpDataDir('none');
   } finally {
     await handle.close();
   }
