@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only startup,layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --long-turns L --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only startup,layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -31,6 +31,7 @@ const { values } = parseArgs({
     conversations: { type: 'string', default: '10000' },
     turns: { type: 'string', default: '30' },
     'long-turns': { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '1' },
     'cpu-prof': { type: 'string' },
     'database-url': { type: 'string' },
     'redis-url': { type: 'string' },
@@ -43,6 +44,12 @@ if (unknown.length > 0) {
   process.stderr.write(`bench: --only: unknown benchmark ${unknown.join(', ')}; known: ${BENCHES.join(', ')}\n`);
   process.exit(2);
 }
+const counts = ['chats', 'messages', 'conversations', 'turns', 'long-turns', 'rounds'] as const;
+const notCounts = counts.filter((name) => !/^\d+$/.test(values[name]) || (name !== 'long-turns' && Number(values[name]) === 0));
+if (notCounts.length > 0) {
+  process.stderr.write(`bench: ${notCounts.map((name) => `--${name}`).join(', ')}: a whole number is needed (above 0; --long-turns may be 0)\n`);
+  process.exit(2);
+}
 
 // Every server below runs as `npm start` runs it: from the bundle of the current sources.
 buildServerBundle();
@@ -53,6 +60,7 @@ if (only.has('layers')) {
     messagesPerChat: Number(values.messages),
     databaseUrl: values['database-url'] ?? process.env.DATABASE_URL,
     longTurns: Number(values['long-turns']),
+    rounds: Number(values.rounds),
     cpuProfileDir: values['cpu-prof'],
   });
 }

@@ -8,7 +8,9 @@
  * L2–L4 on PGlite and, when a PostgreSQL URL is given, on PostgreSQL. L0–L3 each run in a fresh
  * process (`layer-worker.ts`); L4 is the server as `npm start` runs it. CPU ms per message is the
  * working process's CPU time over the "all chats at once" phase ÷ messages. Then one long
- * conversation per layer: turn 1 against turn N.
+ * conversation per layer: turn 1 against turn N. With `rounds` > 1 the whole ladder runs again
+ * that many times, one layer after another, and each figure is the median of its rounds: on a
+ * machine whose speed drifts between runs, a single ladder's ratios move by ±0.2.
  */
 
 import type { ChildProcess } from 'node:child_process';
@@ -31,6 +33,8 @@ export interface LayersBenchOptions {
   databaseUrl?: string | undefined;
   /** Turns of the long conversation; 0 = skip it. */
   longTurns: number;
+  /** Times the ladder runs, L0 to L4 each time; figures are the medians (default 1). */
+  rounds?: number;
   /** When set: `<dir>/<layer>.cpuprofile` per worker (its measured phase only) and `<dir>/<L4 layer>/` per server (its whole life); see profile-breakdown.ts. */
   cpuProfileDir?: string | undefined;
 }
@@ -58,7 +62,6 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   await model.start();
   model.respond = (request) => ({ text: answerTo(lastUserText(request.messages)) });
   const kinds: DatabaseKind[] = options.databaseUrl ? ['PGlite', 'PostgreSQL'] : ['PGlite'];
-  const rows: Measured[] = [];
   const base = { modelBaseUrl: model.baseURL, chats: options.chats, messagesPerChat: options.messagesPerChat, concurrency: CONCURRENCY, longTurns: options.longTurns };
 
   const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-');
@@ -69,27 +72,38 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   const runWorker = (spec: LayerSpec, name: string) =>
     runLayerWorker(profileDir === undefined ? spec : { ...spec, cpuProfilePath: join(profileDir, `${fileName(name)}.cpuprofile`) }, []);
 
-  rows.push({ name: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'model' }, 'L0 bare ChatOpenAI') });
-  rows.push({ name: 'L1 graph, MemorySaver', below: 'L0 bare ChatOpenAI', result: await runWorker({ ...base, layer: 'graph-memory' }, 'L1 graph, MemorySaver') });
-  for (const kind of kinds) {
-    const layers: [LayerName | 'server', string][] = [
-      ['graph-saver', `L2 graph + saver, ${kind}`],
-      ['runtime', `L3 runtime, ${kind}`],
-      ['server', `L4 server, ${kind}`],
-    ];
-    let below = 'L1 graph, MemorySaver';
-    for (const [layer, name] of layers) {
-      const result = await onDatabase(kind, options.databaseUrl, (database) =>
-        layer === 'server' ? measureServer(model, base, database, profiled(name)) : runWorker({ ...base, layer, database: database ?? { kind: 'pglite' } }, name),
-      );
-      rows.push({ name, below, result });
-      below = name;
+  const rounds = Math.max(1, options.rounds ?? 1);
+  const perRound: Measured[][] = [];
+  for (let round = 1; round <= rounds; round++) {
+    if (rounds > 1) console.log(`round ${round} of ${rounds}`);
+    // The long conversation once, in the last round.
+    const spec = { ...base, longTurns: round === rounds ? base.longTurns : 0 };
+    const rows: Measured[] = [];
+    rows.push({ name: 'L0 bare ChatOpenAI', result: await runWorker({ ...spec, layer: 'model' }, 'L0 bare ChatOpenAI') });
+    rows.push({ name: 'L1 graph, MemorySaver', below: 'L0 bare ChatOpenAI', result: await runWorker({ ...spec, layer: 'graph-memory' }, 'L1 graph, MemorySaver') });
+    for (const kind of kinds) {
+      const layers: [LayerName | 'server', string][] = [
+        ['graph-saver', `L2 graph + saver, ${kind}`],
+        ['runtime', `L3 runtime, ${kind}`],
+        ['server', `L4 server, ${kind}`],
+      ];
+      let below = 'L1 graph, MemorySaver';
+      for (const [layer, name] of layers) {
+        const result = await onDatabase(kind, options.databaseUrl, (database) =>
+          layer === 'server' ? measureServer(model, spec, database, profiled(name)) : runWorker({ ...spec, layer, database: database ?? { kind: 'pglite' } }, name),
+        );
+        rows.push({ name, below, result });
+        below = name;
+      }
     }
+    perRound.push(rows);
   }
+  const rows = medianRows(perRound);
   await model.stop();
   printTable(rows);
+  if (rounds > 1) printRounds(perRound);
   printStatements(rows);
-  printGoals(rows, kinds);
+  printGoals(rows, kinds, perRound);
   if (options.longTurns > 0) printLong(rows, options.longTurns);
 }
 
@@ -198,6 +212,38 @@ async function latenciesInARow(telegram: FakeTelegram, chatId: number, count: nu
   return turns;
 }
 
+/**
+ * One row per layer from several rounds: the median CPU per message, throughput and PostgreSQL
+ * CPU; the latencies of every round together; statements from the first round (they are counts,
+ * the same each round) and the long conversation from the last, the only round that has one.
+ */
+function medianRows(perRound: Measured[][]): Measured[] {
+  const median = (values: number[]) => p50(values);
+  return (perRound[0] as Measured[]).map((first, i) => {
+    const results = perRound.map((rows) => (rows[i] as Measured).result);
+    const postgres = results.flatMap((result) => (result.postgresCpuMsPerMessage === undefined ? [] : [result.postgresCpuMsPerMessage]));
+    const long = results.at(-1)?.long;
+    const result: LayerResult = {
+      ...first.result,
+      cpuMsPerMessage: median(results.map((r) => r.cpuMsPerMessage)),
+      concurrentPerSecond: median(results.map((r) => r.concurrentPerSecond)),
+      aloneLatenciesMs: results.flatMap((r) => r.aloneLatenciesMs),
+      ...(postgres.length > 0 ? { postgresCpuMsPerMessage: median(postgres) } : {}),
+    };
+    if (long) result.long = long;
+    else delete result.long;
+    return { ...first, result };
+  });
+}
+
+/** Each round's CPU per message, so the spread behind the medians shows. */
+function printRounds(perRound: Measured[][]): void {
+  console.log('\nCPU ms/msg in each round');
+  for (const [i, row] of (perRound[0] as Measured[]).entries()) {
+    console.log(`  ${row.name.padEnd(26)}${perRound.map((rows) => ((rows[i] as Measured).result.cpuMsPerMessage.toFixed(1)).padStart(8)).join('')}`);
+  }
+}
+
 function p50(latencies: number[]): number {
   return summarize(latencies, 1).p50Ms;
 }
@@ -235,17 +281,29 @@ function printStatements(rows: Measured[]): void {
   }
 }
 
-function printGoals(rows: Measured[], kinds: DatabaseKind[]): void {
-  const find = (name: string) => rows.find((row) => row.name === name)?.result as LayerResult;
-  const memory = find('L1 graph, MemorySaver');
-  console.log('\ngoals (issue #14)');
-  for (const kind of kinds) {
+function printGoals(rows: Measured[], kinds: DatabaseKind[], perRound: Measured[][]): void {
+  const finder = (from: Measured[]) => (name: string) => from.find((row) => row.name === name)?.result as LayerResult;
+  const goals = (find: (name: string) => LayerResult, kind: DatabaseKind) => {
     const saver = find(`L2 graph + saver, ${kind}`);
     const server = find(`L4 server, ${kind}`);
-    const line = (text: string, value: string, goal: string) => console.log(`  ${`${text} (${kind})`.padEnd(60)} ${value.padStart(8)}   goal ${goal}`);
-    line('whole server / graph+checkpointer', `${(server.cpuMsPerMessage / saver.cpuMsPerMessage).toFixed(2)}×`, '≤ 1.25×');
-    line('checkpointer − in-memory saver', `${(saver.cpuMsPerMessage - memory.cpuMsPerMessage).toFixed(1)} ms`, '≤ 5 ms');
-    line('one chat alone / floor p50', `${(p50(server.aloneLatenciesMs) / p50(saver.aloneLatenciesMs)).toFixed(2)}×`, '≤ 1.3×');
+    return [
+      server.cpuMsPerMessage / saver.cpuMsPerMessage,
+      saver.cpuMsPerMessage - find('L1 graph, MemorySaver').cpuMsPerMessage,
+      p50(server.aloneLatenciesMs) / p50(saver.aloneLatenciesMs),
+    ] as const;
+  };
+  console.log(`\ngoals (issue #14)${perRound.length > 1 ? ': the median of the rounds, each round’s own in brackets' : ''}`);
+  for (const kind of kinds) {
+    // Each round's figures against its own floors, measured minutes apart on the same machine.
+    const each = perRound.length > 1 ? perRound.map((round) => goals(finder(round), kind)) : [];
+    const [serverRatio, saverMs, aloneRatio] =
+      each.length > 0 ? ([0, 1, 2] as const).map((i) => p50(each.map((g) => g[i]))) : goals(finder(rows), kind);
+    const spread = (i: 0 | 1 | 2, digits: number) => (each.length > 0 ? `  [${each.map((g) => g[i].toFixed(digits)).join(', ')}]` : '');
+    const line = (text: string, value: string, goal: string, rest: string) =>
+      console.log(`  ${`${text} (${kind})`.padEnd(60)} ${value.padStart(8)}   goal ${goal}${rest}`);
+    line('whole server / graph+checkpointer', `${serverRatio.toFixed(2)}×`, '≤ 1.25×', spread(0, 2));
+    line('checkpointer − in-memory saver', `${saverMs.toFixed(1)} ms`, '≤ 5 ms', spread(1, 1));
+    line('one chat alone / floor p50', `${aloneRatio.toFixed(2)}×`, '≤ 1.3×', spread(2, 2));
   }
 }
 
