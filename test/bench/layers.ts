@@ -218,7 +218,6 @@ async function latenciesInARow(telegram: FakeTelegram, chatId: number, count: nu
  * the same each round) and the long conversation from the last, the only round that has one.
  */
 function medianRows(perRound: Measured[][]): Measured[] {
-  const median = (values: number[]) => p50(values);
   return (perRound[0] as Measured[]).map((first, i) => {
     const results = perRound.map((rows) => (rows[i] as Measured).result);
     const postgres = results.flatMap((result) => (result.postgresCpuMsPerMessage === undefined ? [] : [result.postgresCpuMsPerMessage]));
@@ -242,6 +241,13 @@ function printRounds(perRound: Measured[][]): void {
   for (const [i, row] of (perRound[0] as Measured[]).entries()) {
     console.log(`  ${row.name.padEnd(26)}${perRound.map((rows) => ((rows[i] as Measured).result.cpuMsPerMessage.toFixed(1)).padStart(8)).join('')}`);
   }
+}
+
+/** The middle value; of an even count, the mean of the two in the middle. */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 function p50(latencies: number[]): number {
@@ -297,7 +303,7 @@ function printGoals(rows: Measured[], kinds: DatabaseKind[], perRound: Measured[
     // Each round's figures against its own floors, measured minutes apart on the same machine.
     const each = perRound.length > 1 ? perRound.map((round) => goals(finder(round), kind)) : [];
     const [serverRatio, saverMs, aloneRatio] =
-      each.length > 0 ? ([0, 1, 2] as const).map((i) => p50(each.map((g) => g[i]))) : goals(finder(rows), kind);
+      each.length > 0 ? ([0, 1, 2] as const).map((i) => median(each.map((g) => g[i]))) : goals(finder(rows), kind);
     const spread = (i: 0 | 1 | 2, digits: number) => (each.length > 0 ? `  [${each.map((g) => g[i].toFixed(digits)).join(', ')}]` : '');
     const line = (text: string, value: string, goal: string, rest: string) =>
       console.log(`  ${`${text} (${kind})`.padEnd(60)} ${value.padStart(8)}   goal ${goal}${rest}`);
@@ -310,7 +316,6 @@ function printGoals(rows: Measured[], kinds: DatabaseKind[], perRound: Measured[
 function printLong(rows: Measured[], turns: number): void {
   const window = Math.min(LONG_WINDOW, Math.floor(turns / 2));
   // Medians: one turn that met a GC or a busy neighbour would move a mean of five.
-  const median = (values: number[]) => p50(values);
   console.log(`\nlong conversation: one chat, ${turns} turns; turns 1–${window} against ${turns - window + 1}–${turns} (median of each)`);
   const cell = (value: string) => value.padStart(10);
   console.log(`${'layer'.padEnd(28)}${cell('CPU first')}${cell('CPU last')}${cell('ratio')}${cell('ms first')}${cell('ms last')}${cell('ratio')}`);
