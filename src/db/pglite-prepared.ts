@@ -69,6 +69,8 @@ export class PreparedStatementClient implements PgliteQueryClient {
 
   /** Runs `text` on its prepared statement; the caller holds PGlite's locks. */
   private async run<T>(text: string, params: unknown[], options: QueryOptions | undefined, at: { inTransaction: boolean }): Promise<Results<T>> {
+    // As PGlite's `query` says it; the protocol calls below would fail on the missing module.
+    if (this.pglite.closed) throw new Error('PGlite is closed');
     const statement = this.statements.get(text) ?? (await this.prepare(text));
     try {
       const { messages } = await this.pglite.execProtocol(

@@ -106,6 +106,17 @@ describe('PGlite behind the statement cache', () => {
     expect((await execute(db, sql`select id from notes where id in (${30}, ${31}) order by id`)).rows).toEqual([{ id: 31 }]);
   });
 
+  it('says the database is closed to a statement that comes after the close', async () => {
+    const closing = new PGlite();
+    await closing.waitReady;
+    const closed = pgliteDatabase(closing).db;
+    await closed.execute(sql`select ${1}::int as n`);
+    await closing.close();
+    const error = await Promise.resolve(closed.execute(sql`select ${1}::int as n`)).catch((e: unknown) => e);
+    // drizzle names the failed query; the cause is PGlite's own words.
+    expect((error as Error).cause).toMatchObject({ message: 'PGlite is closed' });
+  });
+
   it('commits what a transaction wrote through prepared statements, and rolls it back on failure', async () => {
     await db.transaction(async (tx) => {
       await tx.execute(sql`insert into notes (id, body) values (${40}, ${'committed'})`);
