@@ -49,13 +49,12 @@ export class PreparedStatementClient implements PgliteQueryClient {
   }
 
   transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.pglite.transaction((tx) => {
-      const prepared = this;
-      return callback({
+    return this.pglite.transaction((tx) =>
+      callback({
         query: <R>(text: string, params: unknown[] = [], options?: QueryOptions) =>
           tx.closed || !PREPARABLE.test(text)
             ? tx.query<R>(text, params, options)
-            : prepared.pglite.runExclusive(() => prepared.run<R>(text, params, options, { inTransaction: true })),
+            : this.pglite.runExclusive(() => this.run<R>(text, params, options, { inTransaction: true })),
         sql: tx.sql,
         exec: tx.exec,
         rollback: tx.rollback,
@@ -63,8 +62,8 @@ export class PreparedStatementClient implements PgliteQueryClient {
         get closed() {
           return tx.closed;
         },
-      });
-    });
+      }),
+    );
   }
 
   /** Runs `text` on its prepared statement; the caller holds PGlite's locks. */
