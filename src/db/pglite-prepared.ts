@@ -24,7 +24,7 @@ interface PreparedStatement {
 }
 
 /** The part of PGlite's client drizzle's `pglite` driver calls. */
-export type PgliteQueryClient = Pick<PGlite, 'query' | 'transaction'>;
+type PgliteQueryClient = Pick<PGlite, 'query' | 'transaction'>;
 
 /**
  * PGlite with a statement cache, handed to drizzle in place of the client.
@@ -70,7 +70,8 @@ export class PreparedStatementClient implements PgliteQueryClient {
   private async run<T>(text: string, params: unknown[], options: QueryOptions | undefined, at: { inTransaction: boolean }): Promise<Results<T>> {
     // As PGlite's `query` says it; the protocol calls below would fail on the missing module.
     if (this.pglite.closed) throw new Error('PGlite is closed');
-    const statement = this.statements.get(text) ?? (await this.prepare(text));
+    const cached = this.statements.get(text);
+    const statement = cached ?? (await this.prepare(text));
     try {
       const { messages } = await this.pglite.execProtocol(
         concat([serialize.bind({ statement: statement.name, values: this.serializeParams(params, statement.parameterTypes, options) }), serialize.execute({}), serialize.sync()]),
@@ -82,7 +83,8 @@ export class PreparedStatementClient implements PgliteQueryClient {
       const described = statement.rowDescription === undefined ? messages : [statement.rowDescription, ...messages];
       return parse.parseResults(described, this.pglite.parsers, options)[0] as Results<T>;
     } catch (error) {
-      if (!STALE_STATEMENT_CODES.has((error as { code?: string }).code ?? '')) throw error;
+      // Only a plan made before is stale; a statement just prepared that says so means it.
+      if (cached === undefined || !STALE_STATEMENT_CODES.has((error as { code?: string }).code ?? '')) throw error;
       this.statements.delete(text);
       // Inside a transaction the error has aborted it; only the caller can start again.
       if (at.inTransaction) throw error;

@@ -106,6 +106,12 @@ describe('PGlite behind the statement cache', () => {
     expect((await execute(db, sql`select id from notes where id in (${30}, ${31}) order by id`)).rows).toEqual([{ id: 31 }]);
   });
 
+  it('reports an error of the stale-plan kind from a freshly prepared statement instead of preparing it again and again', async () => {
+    await pglite.exec(`create function refuses() returns int language plpgsql as $$ begin raise sqlstate '0A000' using message = 'not here'; end $$`);
+    const error = await execute(db, sql`select refuses() as n where ${1} = 1`).catch((e: unknown) => e);
+    expect(sqlState(error)).toBe('0A000');
+  });
+
   it('says the database is closed to a statement that comes after the close', async () => {
     const closing = new PGlite();
     await closing.waitReady;
