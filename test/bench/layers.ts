@@ -35,7 +35,7 @@ export interface LayersBenchOptions {
   longTurns: number;
   /** Times the ladder runs, L0 to L4 each time; figures are the medians (default 1). */
   rounds?: number;
-  /** When set: `<dir>/<layer>.cpuprofile` per worker (its measured phase only) and `<dir>/<L4 layer>/` per server (its whole life); see profile-breakdown.ts. */
+  /** When set: `<dir>/<layer>.cpuprofile` per layer, of its measured phase ("all chats at once") only; see profile-breakdown.ts. */
   cpuProfileDir?: string | undefined;
 }
 
@@ -67,10 +67,11 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-');
   const profileDir = options.cpuProfileDir === undefined ? undefined : resolve(options.cpuProfileDir);
   if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
-  // The server's profile covers its whole life (start-up too); a worker's only the measured phase.
-  const profiled = (name: string) => (profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, fileName(name))}`]);
-  const runWorker = (spec: LayerSpec, name: string) =>
-    runLayerWorker(profileDir === undefined ? spec : { ...spec, cpuProfilePath: join(profileDir, `${fileName(name)}.cpuprofile`) }, []);
+  const profilePath = (name: string) => (profileDir === undefined ? undefined : join(profileDir, `${fileName(name)}.cpuprofile`));
+  const runWorker = (spec: LayerSpec, name: string) => {
+    const cpuProfilePath = profilePath(name);
+    return runLayerWorker(cpuProfilePath === undefined ? spec : { ...spec, cpuProfilePath }, []);
+  };
 
   const rounds = Math.max(1, options.rounds ?? 1);
   const perRound: Measured[][] = [];
@@ -90,7 +91,7 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
       let below = 'L1 graph, MemorySaver';
       for (const [layer, name] of layers) {
         const result = await onDatabase(kind, options.databaseUrl, (database) =>
-          layer === 'server' ? measureServer(model, spec, database, profiled(name)) : runWorker({ ...spec, layer, database: database ?? { kind: 'pglite' } }, name),
+          layer === 'server' ? measureServer(model, spec, database, profilePath(name)) : runWorker({ ...spec, layer, database: database ?? { kind: 'pglite' } }, name),
         );
         rows.push({ name, below, result });
         below = name;
@@ -133,26 +134,38 @@ async function runLayerWorker(spec: LayerSpec, nodeArgs: string[]): Promise<Laye
   return JSON.parse(line) as LayerResult;
 }
 
-/** L4: the server process, CPU from /proc; the same phases as a worker, driven as Telegram users. */
+/**
+ * L4: the server process, CPU from /proc; the same phases as a worker, driven as Telegram users.
+ * With `cpuProfilePath`, a profile of the measured phase alone is written there (phase-profiler.ts).
+ */
 async function measureServer(
   model: FakeOpenAI,
   spec: Omit<LayerSpec, 'layer'>,
   database: { url: string; name: string } | undefined,
-  nodeArgs: string[],
+  cpuProfilePath: string | undefined,
 ): Promise<LayerResult> {
   const telegram = new FakeTelegram();
   await telegram.start();
-  // On PGlite the server counts its statements (a preload; the server itself knows nothing of it).
+  // On PGlite the server counts its statements, and when asked it profiles the measured phase:
+  // preloads that a SIGUSR2 at each end of the phase reads; the server itself knows nothing of them.
   const counting = database === undefined;
-  const preload = counting ? ['--import', join(ROOT, 'test/bench/pglite-statements.ts')] : [];
-  const server = await startBenchServer({ telegram, model, databaseUrl: database?.url, nodeArgs: [...preload, ...nodeArgs] });
+  const preloads = [...(counting ? ['pglite-statements.ts'] : []), ...(cpuProfilePath === undefined ? [] : ['phase-profiler.ts'])];
+  const server = await startBenchServer({
+    telegram,
+    model,
+    databaseUrl: database?.url,
+    nodeArgs: preloads.flatMap((file) => ['--import', join(ROOT, 'test/bench', file)]),
+    ...(cpuProfilePath === undefined ? {} : { environment: { DFC_BENCH_CPU_PROFILE: cpuProfilePath } }),
+  });
   const pid = server.pid as number;
+  const phaseEdge = (edge: 'start' | 'end') =>
+    preloads.length === 0 ? Promise.resolve(undefined) : signalPhaseEdge(server, edge, { counting, profiling: cpuProfilePath !== undefined });
   try {
     await drive(telegram, Math.min(spec.chats, 5), 2, 1_000_000);
     const aloneLatenciesMs = await latenciesInARow(telegram, 500_000, spec.messagesPerChat);
     const postgresMeter = database ? new PostgresCpuMeter(database.url, database.name) : undefined;
     await postgresMeter?.start();
-    const statementsBefore = counting ? await serverStatements(server) : undefined;
+    const statementsBefore = await phaseEdge('start');
     const cpuBefore = await processCpuMs(pid);
     const concurrent = await drive(telegram, spec.chats, spec.messagesPerChat, 1);
     const total = spec.chats * spec.messagesPerChat;
@@ -161,8 +174,9 @@ async function measureServer(
       aloneLatenciesMs: aloneLatenciesMs.map((turn) => turn.latencyMs),
       concurrentPerSecond: concurrent.perSecond,
     };
-    if (statementsBefore !== undefined) {
-      result.statementsPerMessage = statementsPerMessage(statementsBefore, await serverStatements(server), total);
+    const statementsAfter = await phaseEdge('end');
+    if (statementsBefore !== undefined && statementsAfter !== undefined) {
+      result.statementsPerMessage = statementsPerMessage(statementsBefore, statementsAfter, total);
       result.queriesPerMessage = Object.values(result.statementsPerMessage).reduce((sum, n) => sum + n, 0);
     }
     const postgresCpuMs = await postgresMeter?.stop();
@@ -178,19 +192,37 @@ async function measureServer(
   }
 }
 
-/** The server's PGlite statement counts so far: it prints them when sent SIGUSR2 (pglite-statements.ts). */
-function serverStatements(server: ChildProcess): Promise<Record<string, number>> {
-  const prefix = 'pglite-statements ';
+/**
+ * One end of the measured phase, told to the server's preloads with SIGUSR2. Resolves with the
+ * PGlite statement counts so far when `counting` (pglite-statements.ts prints them), and, at the
+ * phase's end when `profiling`, once the phase profiler has written its profile.
+ */
+function signalPhaseEdge(server: ChildProcess, edge: 'start' | 'end', { counting, profiling }: { counting: boolean; profiling: boolean }): Promise<Record<string, number> | undefined> {
+  const statementsPrefix = 'pglite-statements ';
+  let statements: Record<string, number> | undefined;
+  let awaitsStatements = counting;
+  let awaitsProfile = profiling && edge === 'end';
+  if (!awaitsStatements && !awaitsProfile) {
+    server.kill('SIGUSR2');
+    return Promise.resolve(undefined);
+  }
   return new Promise((resolve) => {
     let buffered = '';
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString();
       const lines = buffered.split('\n');
       buffered = lines.pop() ?? '';
-      const line = lines.find((candidate) => candidate.startsWith(prefix));
-      if (line === undefined) return;
+      for (const line of lines) {
+        if (line.startsWith(statementsPrefix)) {
+          statements = JSON.parse(line.slice(statementsPrefix.length)) as Record<string, number>;
+          awaitsStatements = false;
+        } else if (line === 'phase-profiler written') {
+          awaitsProfile = false;
+        }
+      }
+      if (awaitsStatements || awaitsProfile) return;
       server.stdout?.off('data', onData);
-      resolve(JSON.parse(line.slice(prefix.length)) as Record<string, number>);
+      resolve(statements);
     };
     server.stdout?.on('data', onData);
     server.kill('SIGUSR2');

@@ -59,16 +59,21 @@ function temporaryDir(): string {
 
 /**
  * Starts a TypeScript entry point (through tsx) or, with `runsCompiled`, a JavaScript one in its
- * own process (environment: `PATH` only) and resolves
+ * own process (environment: `PATH` and `environment`, nothing else) and resolves
  * once a line of its stdout satisfies `isReady`; later stdout is read and dropped.
  * The process is SIGKILLed when this one exits or is ended by a signal.
  * @throws Error, with the last lines of its stdout, when the process exits before it was ready
  *   or is not ready within two minutes stretched by the machine's load (it is then killed).
  */
-export async function startProcess(args: string[], isReady: (line: string) => boolean, runsCompiled = false): Promise<ChildProcess> {
+export async function startProcess(
+  args: string[],
+  isReady: (line: string) => boolean,
+  runsCompiled = false,
+  environment: Record<string, string> = {},
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, runsCompiled ? args : ['--import', TSX, ...args], {
     cwd: temporaryDir(),
-    env: { PATH: process.env.PATH ?? '' },
+    env: { ...environment, PATH: process.env.PATH ?? '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -126,6 +131,8 @@ export interface BenchServerOptions {
   extraConfig?: string;
   /** Node options before the entry point, e.g. `--cpu-prof`. */
   nodeArgs?: readonly string[];
+  /** Environment variables beside `PATH`, for the bench's preloads (never the server's config). */
+  environment?: Record<string, string>;
 }
 
 /** The Telegram bench server: {@link startChatBenchServer} with the fake Bot API as its one channel. */
@@ -153,6 +160,8 @@ export async function startChatBenchServer(options: {
   extraConfig?: string;
   /** Node options before the entry point, e.g. `--cpu-prof`. */
   nodeArgs?: readonly string[];
+  /** Environment variables beside `PATH`, for the bench's preloads (never the server's config). */
+  environment?: Record<string, string>;
 }): Promise<ChildProcess> {
   const { model, databaseUrl } = options;
   const dir = temporaryDir();
@@ -173,5 +182,5 @@ channels:
   );
   // The bench's own preloads (e.g. test/bench/pglite-statements.ts) are TypeScript: tsx loads them, the server stays the bundle.
   const nodeArgs = options.nodeArgs === undefined || options.nodeArgs.length === 0 ? [] : ['--import', TSX, ...options.nodeArgs];
-  return startProcess([...nodeArgs, SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), true);
+  return startProcess([...nodeArgs, SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), true, options.environment);
 }

@@ -1,4 +1,4 @@
-import { PGlite, type Results } from '@electric-sql/pglite';
+import { PGlite, type Results, types } from '@electric-sql/pglite';
 import { type SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +39,22 @@ describe('PGlite behind the statement cache', () => {
     expect(prepared.rows[0]).toEqual({ id: 1, body: 'first', meta: { tags: ['a'] }, at: '2026-12-02 10:00:00+00' });
     const updated = await execute(db, sql`update notes set body = ${'changed'} where id = ${2}`);
     expect(updated.affectedRows).toBe(1);
+  });
+
+  it("gives each column the caller's parser before PGlite's own, in object and array rows", async () => {
+    const client = db.$client as unknown as PGlite;
+    const text = 'select id, body, meta, at from notes where id = $1';
+    const parsers = { [types.INT4]: (value: string) => `int ${value}`, [types.TIMESTAMPTZ]: (value: string) => value };
+    for (const rowMode of ['object', 'array'] as const) {
+      const prepared = await client.query(text, [1], { rowMode, parsers });
+      const plain = await pglite.query(text, [1], { rowMode, parsers });
+      expect(prepared.rows).toEqual(plain.rows);
+      expect(prepared.fields).toEqual(plain.fields);
+    }
+    const [row] = (await client.query<unknown[]>(text, [1], { rowMode: 'array', parsers })).rows;
+    expect(row).toEqual(['int 1', 'first', { tags: ['a'] }, '2026-12-02 10:00:00+00']);
+    // Without the caller's parsers, PGlite's own: an int and a Date.
+    expect((await client.query(text, [1])).rows).toEqual([{ id: 1, body: 'first', meta: { tags: ['a'] }, at: new Date('2026-12-02T10:00:00Z') }]);
   });
 
   it('parses a statement text once, however often it runs', async () => {
