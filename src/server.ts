@@ -65,6 +65,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     skillsDir,
     environment: options.environment ?? {},
     logger,
+    isSoleProcess: database.kind === 'pglite',
     // The checkout (or dist/) this server runs from: a sandboxed shell never sees it.
     hiddenPaths: [PACKAGE_ROOT, ...(options.configPath === undefined ? [] : [options.configPath])],
   });
@@ -112,7 +113,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const manager = new ChannelManager({
     runtime,
-    threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, new ConversationsRepo(database.db)),
+    threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, {
+      conversations: new ConversationsRepo(database.db),
+      isSoleProcess: database.kind === 'pglite',
+    }),
     ...(connections.isEnabled ? { identities: connections } : {}),
     dedupe: new SqlDedupeStore(database.db),
     channel: (name) => adapters.get(name),

@@ -29,7 +29,12 @@ export interface AgentServicesOptions {
   hiddenPaths?: readonly string[];
   /** This process's uid (`process.getuid()`); 0 = shells run as uid/gid 65534. Default: the real one. */
   processUid?: number | undefined;
+  /** True when no other process shares the database (PGlite): memory read before each turn is then kept between turns. */
+  isSoleProcess?: boolean;
 }
+
+/** People whose memory a sole process keeps between turns (`MemoryStore`'s cache). */
+const CACHED_MEMORY_USERS = 256;
 
 /** Everything the lead agent works with, built once from the config. */
 export interface AgentServices {
@@ -69,7 +74,7 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
   // Only a sandbox runs as another user; unsandboxed shells are the server's own user.
   const owner = bubblewrap === undefined ? undefined : user;
   const skills = await SkillRegistry.load({ skillsDir, db, logger: logger.child({ component: 'skills' }) });
-  const memoryStore = new MemoryStore(db);
+  const memoryStore = new MemoryStore(db, { cachedUsers: options.isSoleProcess ? CACHED_MEMORY_USERS : 0 });
   const chatModels = new ChatModels(config.models);
   const memoryLogger = logger.child({ component: 'memory' });
   const updater = new MemoryUpdater({ store: memoryStore, model: (name) => chatModels.get(name), config: config.memory, logger: memoryLogger });

@@ -1,6 +1,7 @@
 import type { InboundMessage } from '../channel/types.js';
 import type { ConversationsRepo } from '../db/repos/conversations-repo.js';
 import type { ConversationKey, ThreadMapRepo } from '../db/repos/thread-map-repo.js';
+import { ReadCache } from '../db/read-cache.js';
 import type { AgentRuntime } from '../runtime/types.js';
 
 function conversationOf(message: InboundMessage): ConversationKey {
@@ -34,6 +35,19 @@ function threadMapOf(repo: ThreadMapRepo, conversations: ConversationsRepo | und
   };
 }
 
+export interface ThreadResolverOptions {
+  /** Where bound senders' conversations are kept; absent = every conversation is per chat. */
+  conversations?: ConversationsRepo;
+  /**
+   * True when no other process shares the database (PGlite): the mappings this process read are
+   * then kept (a bounded number), since only its own `resolve` and `startNew` change them.
+   */
+  isSoleProcess?: boolean;
+}
+
+/** Conversations whose thread a sole process keeps, so a message needs no statement to find it. */
+const CACHED_CONVERSATIONS = 4096;
+
 /**
  * Finds or creates the agent thread of a conversation. A bound sender's conversations are kept
  * per binding (reference §8.2 `channel_conversations`), so two bound people in one group chat
@@ -44,23 +58,25 @@ function threadMapOf(repo: ThreadMapRepo, conversations: ConversationsRepo | und
 export class ThreadResolver {
   private readonly creating = new Map<string, Promise<string>>();
   private readonly map: ThreadMap;
+  private readonly cache: ReadCache<string | undefined>;
 
   constructor(
     repo: ThreadMapRepo,
     private readonly runtime: AgentRuntime,
-    conversations?: ConversationsRepo,
+    options: ThreadResolverOptions = {},
   ) {
-    this.map = threadMapOf(repo, conversations);
+    this.map = threadMapOf(repo, options.conversations);
+    this.cache = new ReadCache(options.isSoleProcess ? CACHED_CONVERSATIONS : 0);
   }
 
   find(message: InboundMessage): Promise<string | undefined> {
-    return this.map.find(message);
+    return this.cache.read(conversationKeyOf(message), () => this.map.find(message));
   }
 
   async resolve(message: InboundMessage): Promise<string> {
     const existing = await this.find(message);
     if (existing) return existing;
-    const key = JSON.stringify([conversationOf(message), message.connectionId ?? null]);
+    const key = conversationKeyOf(message);
     let pending = this.creating.get(key);
     if (!pending) {
       pending = this.create(message).finally(() => this.creating.delete(key));
@@ -72,7 +88,7 @@ export class ThreadResolver {
   /** Starts a fresh thread for the conversation and points it there (`/new`). */
   async startNew(message: InboundMessage): Promise<string> {
     const thread = await this.runtime.createThread({ metadata: channelSource(message) });
-    await this.map.replace(message, thread.thread_id);
+    await this.cache.write(conversationKeyOf(message), () => this.map.replace(message, thread.thread_id));
     return thread.thread_id;
   }
 
@@ -86,8 +102,13 @@ export class ThreadResolver {
         ? { metadata: channelSource(message) }
         : { thread_id: message.preferredThreadId, if_exists: 'do_nothing', metadata: channelSource(message) },
     );
-    return this.map.insertIfAbsent(message, thread.thread_id);
+    return this.cache.write(conversationKeyOf(message), () => this.map.insertIfAbsent(message, thread.thread_id));
   }
+}
+
+/** One string per conversation as the thread map keys it: the chat (and topic), and the binding it is seen through. */
+function conversationKeyOf(message: InboundMessage): string {
+  return JSON.stringify([conversationOf(message), message.connectionId ?? null]);
 }
 
 /** Thread metadata that says where a conversation lives (reference §1.5). */

@@ -90,7 +90,16 @@ async function openLayerDatabase(): Promise<DatabaseHandle> {
 async function openLayer(): Promise<Answer> {
   if (spec.layer === 'model') return bareModel();
   const database = await openLayerDatabase();
-  const services = await createAgentServices({ config, db: database.db, dataDir, skillsDir: SKILLS_DIR, environment: { PATH: process.env.PATH }, logger });
+  const services = await createAgentServices({
+    config,
+    db: database.db,
+    dataDir,
+    skillsDir: SKILLS_DIR,
+    environment: { PATH: process.env.PATH },
+    logger,
+    // As the server decides it: alone on its database (PGlite), it keeps the memory it reads.
+    isSoleProcess: database.kind === 'pglite',
+  });
   if (spec.layer === 'runtime') {
     const runtime = await createEmbeddedRuntime({
       db: database.db,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, getTableColumns, inArray, notInArray, sql } from 'drizzle-orm';
 import type { Database } from '../../db/index.js';
+import { ReadCache } from '../../db/read-cache.js';
 import { memoryFacts, memoryProfiles } from '../../db/schema/index.js';
 import type { MemoryChanges, MemoryFact, MemorySummaries, MemoryUpdate, ProposedFact, UserMemory } from './types.js';
 
@@ -30,14 +31,33 @@ export interface ApplyMemoryOptions {
  * parameters (fact text): log their name and SQLSTATE, not their message.
  */
 export class MemoryStore {
-  constructor(private readonly db: Database) {}
+  private readonly cache: ReadCache<UserMemory>;
 
   /**
-   * The user's summaries (empty strings when unknown) and facts, newest first. One statement:
-   * it runs before every turn, and on PGlite each round trip costs ~1.5 ms of the Node thread.
-   * The one-row `values` keeps a row for a user with a profile but no facts, or neither.
+   * @param options.cachedUsers Users whose memory is kept in this process between turns (see
+   *   `ReadCache`): only where this process alone writes the database (PGlite), and then every
+   *   write of memory must go through this one store. Default 0: every `get` reads the database.
    */
-  async get(userId: string): Promise<UserMemory> {
+  constructor(
+    private readonly db: Database,
+    options: { cachedUsers?: number } = {},
+  ) {
+    this.cache = new ReadCache(options.cachedUsers ?? 0);
+  }
+
+  /**
+   * The user's summaries (empty strings when unknown) and facts, newest first: it runs before
+   * every turn. The result is shared with other callers (read-only).
+   */
+  get(userId: string): Promise<UserMemory> {
+    return this.cache.read(userId, () => this.load(userId));
+  }
+
+  /**
+   * One statement. The one-row `values` keeps a row for a user with a profile but no facts, or
+   * neither.
+   */
+  private async load(userId: string): Promise<UserMemory> {
     const rows = await this.db
       .select({ summaries: memoryProfiles.summaries, fact: getTableColumns(memoryFacts) })
       .from(sql`(values (1)) as ${sql.identifier('one')}(${sql.identifier('row')})`)
@@ -55,7 +75,11 @@ export class MemoryStore {
   }
 
   /** Forgets everything about the user (facts and summaries); resolves to the number of facts removed. */
-  async clear(userId: string): Promise<number> {
+  clear(userId: string): Promise<number> {
+    return this.cache.write(userId, () => this.clearStored(userId));
+  }
+
+  private clearStored(userId: string): Promise<number> {
     return this.db.transaction(async (tx) => {
       const removed = await tx.delete(memoryFacts).where(eq(memoryFacts.userId, userId)).returning({ id: memoryFacts.id });
       await tx.delete(memoryProfiles).where(eq(memoryProfiles.userId, userId));
@@ -77,7 +101,11 @@ export class MemoryStore {
    *
    * @throws the driver's error when the database fails; nothing is changed then.
    */
-  async apply(userId: string, update: MemoryUpdate, options: ApplyMemoryOptions): Promise<MemoryChanges> {
+  apply(userId: string, update: MemoryUpdate, options: ApplyMemoryOptions): Promise<MemoryChanges> {
+    return this.cache.write(userId, () => this.applyStored(userId, update, options));
+  }
+
+  private applyStored(userId: string, update: MemoryUpdate, options: ApplyMemoryOptions): Promise<MemoryChanges> {
     const summaries = nonBlankSummaries(update.summaries);
     const newFacts = admissibleFacts(update.newFacts, options.confidenceThreshold);
     const idsToRemove = [...new Set(update.factsToRemove.filter((id) => UUID_PATTERN.test(id)))];

@@ -36,7 +36,7 @@ describe.each(testDatabaseKinds())('threads of bound people on %s', (kind) => {
   beforeAll(async () => {
     database = await openTestDatabase(kind);
     runtime = await createEmbeddedRuntime({ db: database.db, models: [], agentsDir: AGENTS_DIR, logger: silentLogger() });
-    threads = new ThreadResolver(new ThreadMapRepo(database.db), runtime, new ConversationsRepo(database.db));
+    threads = new ThreadResolver(new ThreadMapRepo(database.db), runtime, { conversations: new ConversationsRepo(database.db) });
     const users = new UsersRepo(database.db);
     const connections = new ConnectionsRepo(database.db);
     connectionOf = {};
@@ -71,8 +71,25 @@ describe.each(testDatabaseKinds())('threads of bound people on %s', (kind) => {
   it('uses a preferred thread id, and two resolvers (two processes) agree on it', async () => {
     const preferredThreadId = '6f1c1a52-0b8e-5d7a-9a43-2b1e3c4d5e6f';
     const event = { ...message('github'), chatId: 'octo/repo', topicId: '7:triage', preferredThreadId };
-    const other = new ThreadResolver(new ThreadMapRepo(database.db), runtime, new ConversationsRepo(database.db));
+    const other = new ThreadResolver(new ThreadMapRepo(database.db), runtime, { conversations: new ConversationsRepo(database.db) });
     const [first, second] = await Promise.all([threads.resolve(event), other.resolve(event)]);
     expect([first, second]).toEqual([preferredThreadId, preferredThreadId]);
+  });
+
+  it('keeps what it read only as the sole process: its own /new shows at once, a change by another process only without the cache', async () => {
+    const repos = { conversations: new ConversationsRepo(database.db) };
+    const sole = new ThreadResolver(new ThreadMapRepo(database.db), runtime, { ...repos, isSoleProcess: true });
+    const shared = new ThreadResolver(new ThreadMapRepo(database.db), runtime, repos);
+    const anaInGroup = { ...message('ana', connectionOf.ana), chatId: '-600' };
+    const first = await sole.resolve(anaInGroup);
+    expect(await sole.resolve(anaInGroup)).toBe(first);
+    // Its own /new: the next message goes to the new thread, never the one it had kept.
+    const fresh = await sole.startNew(anaInGroup);
+    expect(fresh).not.toBe(first);
+    expect(await sole.resolve(anaInGroup)).toBe(fresh);
+    // The same change made by another resolver (another process): only the uncached one sees it.
+    const elsewhere = await shared.startNew(anaInGroup);
+    expect(await shared.resolve(anaInGroup)).toBe(elsewhere);
+    expect(await sole.resolve(anaInGroup)).toBe(fresh);
   });
 });

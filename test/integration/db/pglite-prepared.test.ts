@@ -3,6 +3,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, pgliteDatabase, sqlState, UNIQUE_VIOLATION } from '../../../src/db/index.js';
+import type { PreparedStatementClient } from '../../../src/db/pglite-prepared.js';
 
 /**
  * The statement cache PGlite runs behind (src/db/pglite-prepared.ts): the same answers as
@@ -42,7 +43,8 @@ describe('PGlite behind the statement cache', () => {
   });
 
   it("gives each column the caller's parser before PGlite's own, in object and array rows", async () => {
-    const client = db.$client as unknown as PGlite;
+    // The cache drizzle talks to (two caches on one PGlite would name their statements alike).
+    const client = (db as unknown as { $client: PreparedStatementClient }).$client;
     const text = 'select id, body, meta, at from notes where id = $1';
     const parsers = { [types.INT4]: (value: string) => `int ${value}`, [types.TIMESTAMPTZ]: (value: string) => value };
     for (const rowMode of ['object', 'array'] as const) {

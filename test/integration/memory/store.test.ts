@@ -15,12 +15,16 @@ function fact(content: string, confidence = 0.9): ProposedFact {
   return { content, category: 'context', confidence };
 }
 
-describe.each(testDatabaseKinds())('MemoryStore on %s', (kind) => {
+// Each case also with the cache a sole process keeps (PGlite in the server): every write through
+// the store must show in the next read.
+const CASES = testDatabaseKinds().flatMap((kind) => [[kind, 0] as const, [kind, 256] as const]);
+
+describe.each(CASES)('MemoryStore on %s, %i users cached', (kind, cachedUsers) => {
   let database: DatabaseHandle;
   let store: MemoryStore;
   beforeAll(async () => {
     database = await openTestDatabase(kind);
-    store = new MemoryStore(database.db);
+    store = new MemoryStore(database.db, { cachedUsers });
   });
   afterAll(() => database.close());
 
@@ -29,6 +33,16 @@ describe.each(testDatabaseKinds())('MemoryStore on %s', (kind) => {
       summaries: { workContext: '', personalContext: '', topOfMind: '' },
       facts: [],
     });
+  });
+
+  it('forgets everything about a user at once when asked, and only that user', async () => {
+    const [user, other] = [randomUUID(), randomUUID()];
+    await store.apply(user, update([fact('Prefers Go.')], { summaries: { workContext: 'SRE at Acme.' } }), OPTIONS);
+    await store.apply(other, update([fact('Prefers Rust.')]), OPTIONS);
+    expect((await store.get(user)).facts.map((f) => f.content)).toEqual(['Prefers Go.']);
+    expect(await store.clear(user)).toBe(1);
+    expect(await store.get(user)).toEqual({ summaries: { workContext: '', personalContext: '', topOfMind: '' }, facts: [] });
+    expect((await store.get(other)).facts.map((f) => f.content)).toEqual(['Prefers Rust.']);
   });
 
   it('replaces only the summaries an update gives non-blank', async () => {
