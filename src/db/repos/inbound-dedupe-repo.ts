@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, lt, type SQL, sql } from 'drizzle-orm';
 import { DEDUPE_TTL_MS, type DedupeKey, type DedupeStore } from '../../manager/dedupe.js';
 import type { Database } from '../index.js';
 import { inboundDedupe } from '../schema/index.js';
@@ -11,26 +11,37 @@ const PURGE_INTERVAL_MS = 60_000;
  */
 export class SqlDedupeStore implements DedupeStore {
   private lastPurgeAt = 0;
+  private readonly expired: SQL;
+  /** The claim every message sends, built once (a drizzle prepared query: building costs more than running it on PGlite). */
+  private claim: ReturnType<SqlDedupeStore['prepareClaim']> | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly ttlMs: number = DEDUPE_TTL_MS,
-  ) {}
+  ) {
+    this.expired = sql`now() - make_interval(secs => ${this.ttlMs / 1000})`;
+  }
 
   async acquire(key: DedupeKey): Promise<boolean> {
-    const expired = sql`now() - make_interval(secs => ${this.ttlMs / 1000})`;
-    // One statement: insert, or take over a row whose TTL ran out; no row back means duplicate.
-    const rows = await this.db
+    this.claim ??= this.prepareClaim();
+    const rows = await this.claim.execute({ ...key });
+    if (rows.length > 0) await this.purgeExpired();
+    return rows.length > 0;
+  }
+
+  /** One statement: insert, or take over a row whose TTL ran out; no row back means duplicate. */
+  private prepareClaim() {
+    const { placeholder } = sql;
+    return this.db
       .insert(inboundDedupe)
-      .values(key)
+      .values({ channel: placeholder('channel'), workspaceId: placeholder('workspaceId'), chatId: placeholder('chatId'), messageId: placeholder('messageId') })
       .onConflictDoUpdate({
         target: [inboundDedupe.channel, inboundDedupe.workspaceId, inboundDedupe.chatId, inboundDedupe.messageId],
         set: { firstSeen: sql`now()` },
-        setWhere: lt(inboundDedupe.firstSeen, expired),
+        setWhere: lt(inboundDedupe.firstSeen, this.expired),
       })
-      .returning({ channel: inboundDedupe.channel });
-    if (rows.length > 0) await this.purgeExpired(expired);
-    return rows.length > 0;
+      .returning({ channel: inboundDedupe.channel })
+      .prepare('claim_inbound');
   }
 
   async release(key: DedupeKey): Promise<void> {
@@ -46,10 +57,10 @@ export class SqlDedupeStore implements DedupeStore {
       );
   }
 
-  private async purgeExpired(expired: ReturnType<typeof sql>): Promise<void> {
+  private async purgeExpired(): Promise<void> {
     const now = Date.now();
     if (now - this.lastPurgeAt < PURGE_INTERVAL_MS) return;
     this.lastPurgeAt = now;
-    await this.db.delete(inboundDedupe).where(lt(inboundDedupe.firstSeen, expired));
+    await this.db.delete(inboundDedupe).where(lt(inboundDedupe.firstSeen, this.expired));
   }
 }

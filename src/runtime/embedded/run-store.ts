@@ -11,10 +11,18 @@ const ACTIVE: RunStatus[] = ['pending', 'running'];
 
 /** Threads and runs in the database: the single source of truth for "is this thread busy". */
 export class RunStore {
+  private perRun: ReturnType<typeof perRunStatements> | undefined;
+
   constructor(
     private readonly db: Database,
     private readonly leaseMs: number,
   ) {}
+
+  /** The statements every run sends, built on first use. */
+  private get statements(): ReturnType<typeof perRunStatements> {
+    this.perRun ??= perRunStatements(this.db);
+    return this.perRun;
+  }
 
   async createThread(id: string, metadata: Record<string, unknown>, ifExists: 'raise' | 'do_nothing'): Promise<ThreadRow> {
     const inserted = await this.db.insert(threads).values({ id, metadata }).onConflictDoNothing().returning();
@@ -76,11 +84,7 @@ export class RunStore {
   }
 
   private async insertRun(run: Parameters<RunStore['admitRun']>[0]): Promise<RunRow> {
-    const [row] = await this.db
-      .insert(runs)
-      // Runs start at once (no queue behind reject), so they are born running.
-      .values({ ...run, status: 'running', startedAt: new Date(), leaseExpiresAt: this.leaseDeadline() })
-      .returning();
+    const [row] = await this.statements.insertRun.execute({ ...run, startedAt: new Date(), leaseExpiresAt: this.leaseDeadline() });
     return row as RunRow;
   }
 
@@ -137,25 +141,15 @@ export class RunStore {
     run: { id: string; threadId: string },
     outcome: { status: RunStatus; error?: string; usage?: TokenUsage },
   ): Promise<boolean> {
-    const now = new Date();
-    const goal = this.db.$with('goal').as(this.db.select({ threadId: threadGoals.threadId }).from(threadGoals).where(eq(threadGoals.threadId, run.threadId)));
-    const noGoal = sql`not exists (select 1 from ${goal})`;
-    // Data-modifying CTEs always run to completion, whether or not the main query reads them.
-    const finished = this.db.$with('finished_run', {}).as(
-      this.db
-        .update(runs)
-        .set({ status: outcome.status, error: outcome.error ?? null, usage: outcome.usage ?? null, finishedAt: now, updatedAt: now })
-        .where(and(eq(runs.id, run.id), inArray(runs.status, ACTIVE), noGoal))
-        .getSQL(),
-    );
-    const touched = this.db.$with('touched_thread', {}).as(
-      this.db.update(threads).set({ updatedAt: now }).where(and(eq(threads.id, run.threadId), noGoal)).getSQL(),
-    );
-    const [row] = await this.db
-      .with(goal, finished, touched)
-      .select({ hasGoal: sql<boolean>`exists (select 1 from ${goal})` })
-      .from(threads)
-      .where(eq(threads.id, run.threadId));
+    const [row] = await this.statements.finishRunUnlessGoal.execute({
+      runId: run.id,
+      threadId: run.threadId,
+      status: outcome.status,
+      error: outcome.error ?? null,
+      usage: outcome.usage === undefined ? null : JSON.stringify(outcome.usage),
+      // Text: drizzle's postgres-js driver hands timestamps to the wire as the strings it makes of them.
+      now: new Date().toISOString(),
+    });
     return row?.hasGoal !== true;
   }
 
@@ -180,6 +174,52 @@ export class RunStore {
   private leaseDeadline(): Date {
     return new Date(Date.now() + this.leaseMs);
   }
+}
+
+/**
+ * The two statements every run sends, admission and end, as drizzle prepared queries: built once
+ * with placeholders, since building a query costs drizzle more CPU than PGlite needs to run it.
+ */
+function perRunStatements(db: Database) {
+  const placeholder = sql.placeholder;
+  // Runs start at once (no queue behind reject), so they are born running.
+  const insertRun = db
+    .insert(runs)
+    .values({
+      id: placeholder('id'),
+      threadId: placeholder('threadId'),
+      assistantId: placeholder('assistantId'),
+      metadata: placeholder('metadata'),
+      kwargs: placeholder('kwargs'),
+      status: 'running',
+      startedAt: placeholder('startedAt'),
+      leaseExpiresAt: placeholder('leaseExpiresAt'),
+    })
+    .returning()
+    .prepare('insert_run');
+
+  const threadId = placeholder('threadId');
+  const now = sql`${placeholder('now')}::timestamptz`;
+  const goal = db.$with('goal').as(db.select({ threadId: threadGoals.threadId }).from(threadGoals).where(eq(threadGoals.threadId, threadId)));
+  const noGoal = sql`not exists (select 1 from ${goal})`;
+  // Data-modifying CTEs always run to completion, whether or not the main query reads them.
+  // Error and usage are placeholders as they are (not through the columns' encoders), so absent ones are SQL null.
+  const finished = db.$with('finished_run', {}).as(
+    db
+      .update(runs)
+      .set({ status: sql`${placeholder('status')}`, error: sql`${placeholder('error')}`, usage: sql`${placeholder('usage')}::jsonb`, finishedAt: now, updatedAt: now })
+      .where(and(eq(runs.id, placeholder('runId')), inArray(runs.status, ACTIVE), noGoal))
+      .getSQL(),
+  );
+  const touched = db.$with('touched_thread', {}).as(db.update(threads).set({ updatedAt: now }).where(and(eq(threads.id, threadId), noGoal)).getSQL());
+  const finishRunUnlessGoal = db
+    .with(goal, finished, touched)
+    .select({ hasGoal: sql<boolean>`exists (select 1 from ${goal})` })
+    .from(threads)
+    .where(eq(threads.id, threadId))
+    .prepare('finish_run_unless_goal');
+
+  return { insertRun, finishRunUnlessGoal };
 }
 
 export function toRunInfo(row: RunRow): RunInfo {
