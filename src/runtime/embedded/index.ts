@@ -36,7 +36,7 @@ import { DrizzleCheckpointSaver } from './checkpointer.js';
 import { EventChannel } from './event-channel.js';
 import { accessFor, assertUuid, channelUserIdOf, resolveModel, runUserId, type ShellIsolation, toAgentError } from './run-request.js';
 import { RunStore, toRunInfo } from './run-store.js';
-import { pickStreamMetadata, serializeMessage, serializeUpdates, serializeValues, usageOfLastTurn } from './serialize.js';
+import { serializeMessage, serializeUpdates, serializeValues, streamMetadataPicker, usageOfLastTurn } from './serialize.js';
 import { abortable, delay } from './waiting.js';
 
 export interface EmbeddedRuntimeOptions {
@@ -347,6 +347,7 @@ class EmbeddedRuntime implements AgentRuntime {
         durability: 'exit' as const,
         signal: controller.signal,
       };
+      const pickStreamMetadata = streamMetadataPicker();
       /** Streams one turn of the graph into the sink; resolves with the thread's messages after it. */
       const streamTurn = async (messages: BaseMessage[]): Promise<BaseMessage[]> => {
         const stream = await graph.stream({ messages }, config);

@@ -55,13 +55,32 @@ export function serializeValues(values: unknown): Record<string, unknown> {
 export function pickStreamMetadata(metadata: unknown): Record<string, unknown> {
   if (metadata === null || typeof metadata !== 'object') return {};
   const picked: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(metadata)) {
-    if ((key.startsWith('langgraph_') || key.startsWith('ls_') || key === 'thread_id' || key === 'run_id') &&
-      (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) {
-      picked[key] = value;
-    }
+  // `for…in` rather than `Object.entries`: this ran for every streamed token, and the metadata
+  // has a few dozen keys (the whole run config), so the pairs' arrays were most of its cost.
+  for (const key in metadata) {
+    if (!(key.startsWith('langgraph_') || key.startsWith('ls_') || key === 'thread_id' || key === 'run_id')) continue;
+    if (!Object.hasOwn(metadata, key)) continue;
+    const value = (metadata as Record<string, unknown>)[key];
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') picked[key] = value;
   }
   return picked;
+}
+
+/**
+ * {@link pickStreamMetadata} for a stream of tokens: LangGraph hands every token of one model
+ * call the same metadata object (Undocumented: `StreamMessagesHandler` keeps one per call), so
+ * it is picked once per call; a new object is picked anew.
+ */
+export function streamMetadataPicker(): (metadata: unknown) => Record<string, unknown> {
+  let seen: unknown;
+  let picked: Record<string, unknown> = {};
+  return (metadata) => {
+    if (metadata !== seen || seen === undefined) {
+      seen = metadata;
+      picked = pickStreamMetadata(metadata);
+    }
+    return picked;
+  };
 }
 
 /** Token counts of the AI messages after the last human message: this run's usage. */

@@ -1,6 +1,6 @@
 import { AIMessage, AIMessageChunk, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
-import { serializeMessage } from '../../../../src/runtime/embedded/serialize.js';
+import { pickStreamMetadata, serializeMessage, streamMetadataPicker } from '../../../../src/runtime/embedded/serialize.js';
 
 /** What LangChain itself puts on the wire for a message: `toDict().data` and `type`. */
 function viaToDict(message: BaseMessage): Record<string, unknown> {
@@ -43,5 +43,36 @@ describe('serializeMessage', () => {
   it('keeps content blocks (pictures) as LangChain serializes them', () => {
     const message = new HumanMessage({ content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAA' } }] });
     expect(serializeMessage(message)).toEqual(viaToDict(message));
+  });
+});
+
+describe('pickStreamMetadata', () => {
+  /** What LangGraph hands with a streamed token: the run's config beside the keys clients read. */
+  const metadata = () =>
+    Object.assign(Object.create({ langgraph_inherited: 'not its own' }), {
+      langgraph_step: 1,
+      langgraph_node: 'agent',
+      ls_provider: 'openai',
+      thread_id: 't-1',
+      run_id: 'r-1',
+      langgraph_triggers: ['branch:to:agent'],
+      callbacks: { handlers: [] },
+      __sandbox_secrets__: { GH_TOKEN: 'secret' },
+      user_id: 'telegram_1',
+    });
+
+  it('keeps only the scalar values of the keys clients use, never config or secrets', () => {
+    expect(pickStreamMetadata(metadata())).toEqual({ langgraph_step: 1, langgraph_node: 'agent', ls_provider: 'openai', thread_id: 't-1', run_id: 'r-1' });
+    expect(pickStreamMetadata(null)).toEqual({});
+    expect(pickStreamMetadata('metadata')).toEqual({});
+  });
+
+  it('picks once per metadata object when streaming, and anew for a new one', () => {
+    const pick = streamMetadataPicker();
+    const first = metadata();
+    expect(pick(first)).toBe(pick(first));
+    const second = { ...metadata(), langgraph_step: 2 };
+    expect(pick(second)).toEqual({ langgraph_step: 2, langgraph_node: 'agent', ls_provider: 'openai', thread_id: 't-1', run_id: 'r-1' });
+    expect(pick(undefined)).toEqual({});
   });
 });
