@@ -6,6 +6,7 @@ import { forgetVariables, loadConfig } from './config/index.js';
 import { ConfigError, describeError } from './errors.js';
 import { createLogger } from './logger.js';
 import { PACKAGE_MANIFEST } from './paths.js';
+import { SERVER_V8_FLAGS } from './v8-flags.js';
 
 const USAGE = `usage: npm start [-- options]        (compiled: npm run start:dist [-- options])
 
@@ -27,15 +28,6 @@ function version(): string {
     return 'unknown';
   }
 }
-
-/**
- * V8 settings for a small idle server, each measured (docs/benchmarks.md, "Idle memory"). PGlite's
- * WebAssembly runs on Liftoff code only: TurboFan's tier-up of it costs ~40 MiB resident and
- * bought no speed in PGlite's queries. The young generation keeps its first size instead of
- * growing to 16 MiB per semi-space (~30 MiB). Both act on what is compiled and allocated from
- * here on, so they are set before the server is loaded.
- */
-const V8_FLAGS = ['--liftoff-only', '--semi-space-growth-factor=1'];
 
 /**
  * `npm start [-- --config path]`: the composition root. It is the one file in src/ allowed to
@@ -79,7 +71,7 @@ async function main(): Promise<void> {
   for (const warning of loaded.warnings) logger.warn(warning);
   logger.info({ config: loaded.path ?? '(none: defaults)' }, 'configuration loaded');
 
-  for (const flag of V8_FLAGS) setFlagsFromString(flag);
+  for (const flag of SERVER_V8_FLAGS) setFlagsFromString(flag);
   const { startServer } = await import('./server.js');
   const server = await startServer({ config: loaded.config, configPath: loaded.path, platforms, logger, environment: process.env });
   let signals = 0;

@@ -16,6 +16,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { SERVER_V8_FLAGS } from '../../src/v8-flags.js';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { createBenchDatabase, PostgresCpuMeter, processCpuMs } from './cpu-time.js';
@@ -70,7 +71,8 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   const profilePath = (name: string) => (profileDir === undefined ? undefined : join(profileDir, `${fileName(name)}.cpuprofile`));
   const runWorker = (spec: LayerSpec, name: string) => {
     const cpuProfilePath = profilePath(name);
-    return runLayerWorker(cpuProfilePath === undefined ? spec : { ...spec, cpuProfilePath }, []);
+    // The server's V8 flags weigh on the floors too: the ratios are then our code's, not V8's settings'.
+    return runLayerWorker(cpuProfilePath === undefined ? spec : { ...spec, cpuProfilePath }, [...SERVER_V8_FLAGS]);
   };
 
   const rounds = Math.max(1, options.rounds ?? 1);
