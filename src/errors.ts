@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'UNPROCESSABLE'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
+  | 'DATA_DIR_IN_USE'
   | 'INTERNAL';
 
 export interface AppErrorOptions {

@@ -149,9 +149,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   bus.start((message, signal, delivery) => manager.handle(message, signal, delivery));
   manager.start();
   const housekeeping = startHousekeeping(deliveries, logger);
-  // Not awaited: the gateway answers while platforms connect (a platform that is down can take
-  // 30 s to say so). The starter retries what failed; /health shows each channel's state.
-  void starter.startAll([...adapters.values()]);
 
   const app = await buildApp({
     runtime,
@@ -171,12 +168,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       a.routes ? [{ name: a.name, routes: a.routes, ready: () => starter.firstStartSettled(a.name) }] : [],
     ),
   });
-  const url = await app.listen({ host: config.server.host, port: config.server.port });
-  logger.info(
-    { url, database: database.kind, bus: coordination.kind, channels: [...adapters.keys()], models: runtime.models().length },
-    'server listening',
-  );
-
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -201,6 +192,24 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     })();
     return stopping;
   };
+
+  let url: string;
+  try {
+    url = await app.listen({ host: config.server.host, port: config.server.port });
+  } catch (error) {
+    // The port is taken (or not ours): nothing has reached a platform yet, and nothing may.
+    await stop();
+    throw error;
+  }
+  logger.info(
+    { url, database: database.kind, bus: coordination.kind, channels: [...adapters.keys()], models: runtime.models().length },
+    'server listening',
+  );
+  // Only once the port is ours: a server that fails to listen must not have taken a platform's
+  // updates first (issue #15). Not awaited: the gateway answers while platforms connect (a
+  // platform that is down can take 30 s to say so). The starter retries what failed; /health
+  // shows each channel's state.
+  void starter.startAll([...adapters.values()]);
   return { url, stop };
 }
 

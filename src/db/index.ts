@@ -9,6 +9,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { MIGRATIONS_DIR } from '../paths.js';
 import { DEFAULT_PGLITE_SHARED_BUFFERS } from './config.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { openPglite } from './pglite.js';
 import { PreparedStatementClient } from './pglite-prepared.js';
 import * as schema from './schema/index.js';
@@ -58,14 +59,26 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
 
   const sharedBuffers = options.sharedBuffers ?? DEFAULT_PGLITE_SHARED_BUFFERS;
-  let client: PGlite;
-  if (options.dataDir) {
-    client = await openPglite({ dir: join(options.dataDir, 'pglite'), sharedBuffers });
-  } else {
-    client = new PGlite({ startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] });
+  if (!options.dataDir) {
+    const client = new PGlite({ startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] });
     await client.waitReady;
+    return migrated(pgliteDatabase(client));
   }
-  const handle = pgliteDatabase(client);
+  // Before PGlite touches the files: a second process on them would corrupt them.
+  const lock = lockDataDir(options.dataDir);
+  let client: PGlite | undefined;
+  try {
+    client = await openPglite({ dir: join(options.dataDir, 'pglite'), sharedBuffers });
+    const handle = pgliteDatabase(client);
+    return await migrated({ ...handle, close: () => handle.close().finally(() => lock.release()) });
+  } catch (error) {
+    await client?.close().catch(() => undefined);
+    lock.release();
+    throw error;
+  }
+}
+
+async function migrated(handle: DatabaseHandle): Promise<DatabaseHandle> {
   await migratePglite(handle.db as unknown as PgliteDatabase, { migrationsFolder: MIGRATIONS_DIR });
   return handle;
 }
