@@ -440,7 +440,10 @@ export class ChannelManager {
         : MESSAGES.shuttingDown
       : runError?.error === 'RECURSION_LIMIT' && runError.message
         ? withNotice(streamed.text, runError.message)
-        : streamed.text || MESSAGES.streamError;
+        : // Never a partial answer passed off as the whole one (issue #15).
+          streamed.text
+          ? MESSAGES.cutOff(streamed.text)
+          : MESSAGES.streamError;
     return { failed, text };
   }
 

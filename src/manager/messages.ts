@@ -13,6 +13,7 @@ export const MESSAGES = {
   emptyMessage: 'Your message was empty. Send some text and I will answer.',
   shuttingDown: 'The server is restarting and stopped this reply. Please send your message again in a moment.',
   cutShort: (partial: string) => `${partial}\n\n(The server restarted before this answer was finished. Please ask again.)`,
+  cutOff: (partial: string) => `${partial}\n\n(This answer was cut off: the model stopped before it finished. Please ask again.)`,
   streamingCursor: ' ▉',
   newConversation: 'New conversation started.',
   noConversation: 'No active conversation.',

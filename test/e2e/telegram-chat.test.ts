@@ -145,10 +145,10 @@ describe('chatting in Telegram', () => {
     expect(second.text).toBe('b'.repeat(3000));
   });
 
-  it('shows the error text when the model fails mid-answer, and the next message works', async () => {
+  it('says an answer was cut off when the model stream breaks mid-answer, shows the error text when it fails, and the next message works', async () => {
     model.enqueue({ chunks: ['I was saying', ' something', ' else'], failAfterChunks: 1 });
     const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'fail please' });
-    await finalReply(chatId, question.message_id, 'I was saying');
+    await finalReply(chatId, question.message_id, 'I was saying\n\n(This answer was cut off: the model stopped before it finished. Please ask again.)');
     model.enqueue({ fail: { status: 500 } });
     const again = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'fail again' });
     await finalReply(chatId, again.message_id, 'An error occurred while processing your request. Please try again.');

@@ -164,7 +164,7 @@ describe('ChannelManager', () => {
       expect(egress.replies[0]?.target.platformData).toEqual({ sourcePreview: 'hello' });
     });
 
-    it('ends a failed run with the error text, keeps streamed text, and releases the dedupe key', async () => {
+    it('ends a failed run with the error text, keeps streamed text marked as cut off, and releases the dedupe key', async () => {
       runtime.scripts.push([{ event: 'error', data: { error: 'MODEL_FAILED' } }]);
       const message = inbound('hello');
       await manager.handle(message, signal);
@@ -172,7 +172,8 @@ describe('ChannelManager', () => {
       expect(egress.outcomes).toEqual([true]);
       runtime.scripts.push([chunk('Partial answer'), { event: 'error', data: {} }]);
       await manager.handle(message, signal);
-      expect(egress.finals[1]).toBe('Partial answer');
+      expect(egress.finals[1]).toBe(MESSAGES.cutOff('Partial answer'));
+      expect(egress.finals[1]).toBe('Partial answer\n\n(This answer was cut off: the model stopped before it finished. Please ask again.)');
     });
 
     it('says so when no model is configured', async () => {
