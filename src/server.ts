@@ -58,6 +58,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const dataDir = resolve(config.data_dir);
   const skillsDir = config.skills.dir === undefined ? DEFAULT_SKILLS_DIR : resolve(config.skills.dir);
   const database = await openDatabase({ url: config.database.url, dataDir, sharedBuffers: config.database.pglite_shared_buffers });
+  // PGlite admits one process (its data dir is locked): what this process read stays true until it writes.
+  const isSoleProcess = database.kind === 'pglite';
   const agent = await createAgentServices({
     config,
     db: database.db,
@@ -65,7 +67,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     skillsDir,
     environment: options.environment ?? {},
     logger,
-    isSoleProcess: database.kind === 'pglite',
+    isSoleProcess,
     // The checkout (or dist/) this server runs from: a sandboxed shell never sees it.
     hiddenPaths: [PACKAGE_ROOT, ...(options.configPath === undefined ? [] : [options.configPath])],
   });
@@ -76,7 +78,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     agentsDir,
     defaultAgentsDir: DEFAULT_AGENTS_DIR,
     logger: logger.child({ component: 'runtime' }),
-    isSoleProcess: database.kind === 'pglite',
+    isSoleProcess,
     maxBackgroundRuns: config.channels.max_background_runs,
     chatModels: agent.chatModels,
     sandboxTools: agent.sandboxTools,
@@ -115,7 +117,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     runtime,
     threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, {
       conversations: new ConversationsRepo(database.db),
-      isSoleProcess: database.kind === 'pglite',
+      isSoleProcess,
     }),
     ...(connections.isEnabled ? { identities: connections } : {}),
     dedupe: new SqlDedupeStore(database.db),

@@ -49,8 +49,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
     pid: process.pid,
     command: [basename(process.argv[1] ?? 'node'), ...process.argv.slice(2)].join(' '),
     startedAt: new Date().toISOString(),
-    ...optional('processStart', processStartOf(process.pid)),
   };
+  const processStart = processStartOf(process.pid);
+  if (processStart !== undefined) holder.processStart = processStart;
   for (let attempt = 0; attempt < 3; attempt++) {
     if (createExclusively(path, JSON.stringify(holder))) return { release: () => releaseIfHeld(path, holder) };
     const current = readHolder(path);
@@ -117,7 +118,9 @@ function readHolder(path: string): DataDirHolder | undefined {
   try {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<DataDirHolder>;
     if (typeof parsed.pid !== 'number' || typeof parsed.startedAt !== 'string') return undefined;
-    return { pid: parsed.pid, command: String(parsed.command ?? '?'), startedAt: parsed.startedAt, ...optional('processStart', parsed.processStart) };
+    const holder: DataDirHolder = { pid: parsed.pid, command: String(parsed.command ?? '?'), startedAt: parsed.startedAt };
+    if (typeof parsed.processStart === 'string') holder.processStart = parsed.processStart;
+    return holder;
   } catch {
     return undefined;
   }
@@ -147,8 +150,4 @@ function processStartOf(pid: number): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

@@ -59,7 +59,7 @@ function temporaryDir(): string {
 
 /**
  * Starts a TypeScript entry point (through tsx) or, with `runsCompiled`, a JavaScript one in its
- * own process (environment: `PATH` and `environment`, nothing else) and resolves
+ * own process (environment: `PATH` and `options.environment`, nothing else) and resolves
  * once a line of its stdout satisfies `isReady`; later stdout is read and dropped.
  * The process is SIGKILLed when this one exits or is ended by a signal.
  * @throws Error, with the last lines of its stdout, when the process exits before it was ready
@@ -68,8 +68,7 @@ function temporaryDir(): string {
 export async function startProcess(
   args: string[],
   isReady: (line: string) => boolean,
-  runsCompiled = false,
-  environment: Record<string, string> = {},
+  { runsCompiled = false, environment = {} }: { runsCompiled?: boolean; environment?: Record<string, string> | undefined } = {},
 ): Promise<ChildProcess> {
   const child = spawn(process.execPath, runsCompiled ? args : ['--import', TSX, ...args], {
     cwd: temporaryDir(),
@@ -182,5 +181,8 @@ channels:
   );
   // The bench's own preloads (e.g. test/bench/pglite-statements.ts) are TypeScript: tsx loads them, the server stays the bundle.
   const nodeArgs = options.nodeArgs === undefined || options.nodeArgs.length === 0 ? [] : ['--import', TSX, ...options.nodeArgs];
-  return startProcess([...nodeArgs, SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), true, options.environment);
+  return startProcess([...nodeArgs, SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), {
+    runsCompiled: true,
+    environment: options.environment,
+  });
 }

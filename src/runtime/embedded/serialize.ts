@@ -73,9 +73,9 @@ export function pickStreamMetadata(metadata: unknown): Record<string, unknown> {
  */
 export function streamMetadataPicker(): (metadata: unknown) => Record<string, unknown> {
   let seen: unknown;
-  let picked: Record<string, unknown> = {};
+  let picked = pickStreamMetadata(seen);
   return (metadata) => {
-    if (metadata !== seen || seen === undefined) {
+    if (metadata !== seen) {
       seen = metadata;
       picked = pickStreamMetadata(metadata);
     }
