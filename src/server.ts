@@ -11,7 +11,7 @@ import { type DatabaseHandle, openDatabase } from './db/index.js';
 import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
-import { SqlDedupeStore } from './db/repos/inbound-dedupe-repo.js';
+import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
 import { WebhookDeliveriesRepo } from './db/repos/webhook-deliveries-repo.js';
@@ -120,7 +120,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       isSoleProcess,
     }),
     ...(connections.isEnabled ? { identities: connections } : {}),
-    dedupe: new SqlDedupeStore(database.db),
+    turns: new SqlTurnJournal(database.db),
     channel: (name) => adapters.get(name),
     logger: logger.child({ component: 'manager' }),
     sandboxPaths: agent.sandboxPaths,
@@ -150,6 +150,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   warnAboutShellAccess(config, logger, agent.sandboxIsolation);
   bus.start((message, signal, delivery) => manager.handle(message, signal, delivery));
   manager.start();
+  // Alone on its database, every turn left unfinished is one a crash of this server interrupted:
+  // they run again before new messages come in. Scaled out, the queue hands a dead worker's
+  // message to another (a process starting cannot tell a dead process's turn from a live one's).
+  if (isSoleProcess) await manager.resumeUnfinishedTurns(bus);
   const housekeeping = startHousekeeping(deliveries, logger);
 
   const app = await buildApp({

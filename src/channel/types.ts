@@ -115,6 +115,11 @@ export interface InboundMessage {
   /** This message's recursion limit, used as is (a GitHub agent's `recursion_limit`). */
   recursionLimit?: number;
   /**
+   * How often this message's turn has been taken up again after the process answering it died
+   * (issue #15); absent the first time. Set by core, never by ingress.
+   */
+  resumes?: number;
+  /**
    * Plain data ingress keeps for the same platform's adapter (GitHub: installation id, what to
    * react to). Carried through the bus and the follow-up buffer; core never reads it.
    */

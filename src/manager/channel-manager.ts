@@ -8,6 +8,7 @@ import type {
   ChannelRunHooks,
   ChatIdentity,
   CommandInfo,
+  InboundIntake,
   InboundMessage,
   Reply,
   ReplyTarget,
@@ -19,7 +20,7 @@ import type { MessageMetrics } from '../metrics.js';
 import { sleep } from '../time.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
-import { type DedupeKey, type DedupeStore, dedupeKeyOf } from './dedupe.js';
+import { type DedupeKey, dedupeKeyOf, type TurnJournal, type UnfinishedTurn } from './dedupe.js';
 import { ConversationFiles } from './files.js';
 import { FollowUps, type FollowUpStore } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
@@ -43,7 +44,8 @@ export interface ChannelHandle {
 export interface ChannelManagerDeps {
   runtime: AgentRuntime;
   threads: ThreadResolver;
-  dedupe: DedupeStore;
+  /** Accepted messages: dedupes redeliveries, and keeps each turn until it ended so a crash cannot lose it. */
+  turns: TurnJournal;
   /** Looks a channel up by name; undefined when it is not running in this process. */
   channel: (name: string) => ChannelHandle | undefined;
   logger: Logger;
@@ -129,8 +131,9 @@ export class ChannelManager {
   }
 
   /**
-   * The bus worker's handler: never throws. A `redelivered` message (its first worker died) runs
-   * despite the dedupe claim that worker left.
+   * The bus worker's handler: never throws. A `redelivered` message (its first worker died) and a
+   * resumed one (the process died; see {@link resumeUnfinishedTurns}) are in the journal already:
+   * they run despite the claim the dead worker left.
    */
   async handle(message: InboundMessage, signal: AbortSignal, delivery: Delivery = FIRST_DELIVERY): Promise<void> {
     const log = this.deps.logger.child({ channel: message.channel, chatId: message.chatId, messageId: message.messageId });
@@ -140,15 +143,18 @@ export class ChannelManager {
       return;
     }
     const key = dedupeKeyOf(message);
-    if (key && !delivery.redelivered && !(await this.acquire(key, log))) {
+    const isJournaled = delivery.redelivered || message.resumes !== undefined;
+    if (key && !isJournaled && !(await this.accept(key, message, log))) {
       log.info('duplicate delivery dropped');
       this.deps.metrics?.duplicate(message.channel);
       return;
     }
     this.deps.metrics?.accepted(message.channel);
     if (delivery.redelivered) log.warn('message taken over from a worker that died');
+    if (message.resumes !== undefined) log.warn({ resumes: message.resumes }, 'turn taken up again after the server restarted');
     log.info({ kind: message.kind, chars: message.text.length }, 'inbound accepted');
     let reply: Reply | undefined;
+    let isReleased = false;
     try {
       reply = channel.egress.reply(replyTargetOf(message));
       // Only the gate says who a chat sender is; event platforms (GitHub) name the agent's owner themselves.
@@ -164,16 +170,79 @@ export class ChannelManager {
         identified.kind === 'command'
           ? await this.handleCommand(identified, reply, channel, signal)
           : await this.handleSlashSkillOrChat(identified, reply, channel, signal);
-      if (outcome.failed && key) await this.release(key, log);
+      if (outcome.failed && key) {
+        await this.release(key, log);
+        isReleased = true;
+      }
       this.answered(message, outcome.failed ? 'failed' : 'ok');
     } catch (error) {
       log.error({ err: describeError(error) }, 'handling failed');
-      if (key) await this.release(key, log);
+      if (key) {
+        await this.release(key, log);
+        isReleased = true;
+      }
       await reply
         ?.finish(MESSAGES.internalError, FAILED)
         .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
       this.answered(message, 'failed');
+    } finally {
+      if (key && !isReleased) await this.finishTurn(key, log);
     }
+  }
+
+  /**
+   * Takes up the turns a process that died left unfinished (issue #15). Only for the sole process
+   * of a deployment, at start, before its channels take new messages: every unfinished turn is then
+   * an orphan. Each runs once more through `intake`, into its own reply (the placeholder the
+   * person saw freeze). A turn taken up once already (it may be what brought the server down), one
+   * accepted more than {@link RESUME_WINDOW_MS} ago, or one the intake cannot take is told that
+   * the server restarted instead. Never throws.
+   */
+  async resumeUnfinishedTurns(intake: InboundIntake): Promise<void> {
+    const log = this.deps.logger;
+    let turns: UnfinishedTurn[];
+    try {
+      turns = await this.deps.turns.resumeUnfinished();
+    } catch (error) {
+      log.error({ err: describeError(error) }, 'unfinished turns could not be read; they are not taken up');
+      return;
+    }
+    let resumed = 0;
+    for (const turn of turns) {
+      const message: InboundMessage = { ...turn.message, resumes: turn.resumes };
+      const channel = this.deps.channel(message.channel);
+      if (!channel) {
+        log.warn({ channel: message.channel }, 'unfinished turn of a channel that is not configured; left as it is');
+        continue;
+      }
+      const isTooLate = turn.resumes > MAX_RESUMES || this.now() - turn.acceptedAt > RESUME_WINDOW_MS;
+      if (!isTooLate && (await this.requeue(intake, message))) resumed++;
+      else await this.tellInterrupted(message, channel);
+    }
+    if (turns.length > 0) log.warn({ unfinished: turns.length, resumed, told: turns.length - resumed }, 'took up the turns the last process left unfinished');
+  }
+
+  /** Hands a resumed turn to the workers; false when the intake refused it. */
+  private async requeue(intake: InboundIntake, message: InboundMessage): Promise<boolean> {
+    try {
+      const reservation = await intake.reserve();
+      await reservation.commit(message);
+      return true;
+    } catch (error) {
+      this.deps.logger.warn({ channel: message.channel, err: describeError(error) }, 'unfinished turn not taken up again');
+      return false;
+    }
+  }
+
+  /** Ends a turn that will not run again with a reply that says so. */
+  private async tellInterrupted(message: InboundMessage, channel: ChannelHandle): Promise<void> {
+    const log = this.deps.logger.child({ channel: message.channel, chatId: message.chatId, messageId: message.messageId });
+    await channel.egress
+      .reply(replyTargetOf(message))
+      .finish(MESSAGES.interruptedByRestart, FAILED)
+      .catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not tell that the server restarted'));
+    const key = dedupeKeyOf(message);
+    if (key) await this.finishTurn(key, log);
   }
 
   /** Counts the reply (for fire-and-forget runs: the run's start), timed from ingress. */
@@ -487,24 +556,32 @@ export class ChannelManager {
     };
   }
 
-  private async acquire(key: DedupeKey, log: Logger): Promise<boolean> {
+  private async accept(key: DedupeKey, message: InboundMessage, log: Logger): Promise<boolean> {
     try {
-      return await this.deps.dedupe.acquire(key);
+      return await this.deps.turns.accept(key, message);
     } catch (error) {
       // Fail open: answering twice beats never answering.
-      log.warn({ err: describeError(error) }, 'dedupe store unavailable; processing anyway');
+      log.warn({ err: describeError(error) }, 'turn journal unavailable; processing anyway');
       return true;
     }
   }
 
+  private async finishTurn(key: DedupeKey, log: Logger): Promise<void> {
+    await this.deps.turns.finish(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not record the turn as finished'));
+  }
+
   private async release(key: DedupeKey, log: Logger): Promise<void> {
-    await this.deps.dedupe.release(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not release dedupe key'));
+    await this.deps.turns.release(key).catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not release dedupe key'));
   }
 }
 
 /** The outcome of replies that say something went wrong (an error, a refusal, a busy thread). */
 const FAILED = { failed: true } as const;
 const FIRST_DELIVERY: Delivery = { redelivered: false };
+/** A turn is run again once after a crash; a second crash on it is told, not run (the turn may be the cause). */
+const MAX_RESUMES = 1;
+/** An interrupted turn older than this is told, not run: the person has likely moved on. */
+const RESUME_WINDOW_MS = 15 * 60_000;
 /** Longer than a run's lease (30 s): by then a dead process's run no longer holds its thread. */
 const DEAD_RUN_WAIT_MS = 40_000;
 /** How long a queued turn waits for another process's run on its thread before trying anyway (then it may be told "busy"). */

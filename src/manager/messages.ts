@@ -12,6 +12,7 @@ export const MESSAGES = {
   emptyReply: '(No response from agent)',
   emptyMessage: 'Your message was empty. Send some text and I will answer.',
   shuttingDown: 'The server is restarting and stopped this reply. Please send your message again in a moment.',
+  interruptedByRestart: 'The server restarted before it could answer this message. Please send it again.',
   cutShort: (partial: string) => `${partial}\n\n(The server restarted before this answer was finished. Please ask again.)`,
   cutOff: (partial: string) => `${partial}\n\n(This answer was cut off: the model stopped before it finished. Please ask again.)`,
   streamingCursor: ' ▉',

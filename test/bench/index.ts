@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --only startup,layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only startup,layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out,faults --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
 import { parseArgs } from 'node:util';
 import { runDingTalkBench } from './dingtalk.js';
 import { runDiscordBench } from './discord.js';
+import { runFaultsBench } from './faults.js';
 import { runFeishuBench } from './feishu.js';
 import { runGitHubBench } from './github.js';
 import { runLayersBench } from './layers.js';
@@ -21,7 +22,7 @@ import { runWebhookMemoryBench } from './webhooks.js';
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['startup', 'layers', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out'] as const;
+const BENCHES = ['startup', 'layers', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out', 'faults'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '30' },
     'long-turns': { type: 'string', default: '50' },
     rounds: { type: 'string', default: '1' },
+    kills: { type: 'string', default: '20' },
     'cpu-prof': { type: 'string' },
     'database-url': { type: 'string' },
     'redis-url': { type: 'string' },
@@ -44,7 +46,7 @@ if (unknown.length > 0) {
   process.stderr.write(`bench: --only: unknown benchmark ${unknown.join(', ')}; known: ${BENCHES.join(', ')}\n`);
   process.exit(2);
 }
-const counts = ['chats', 'messages', 'conversations', 'turns', 'long-turns', 'rounds'] as const;
+const counts = ['chats', 'messages', 'conversations', 'turns', 'long-turns', 'rounds', 'kills'] as const;
 const notCounts = counts.filter((name) => !/^\d+$/.test(values[name]) || (name !== 'long-turns' && Number(values[name]) === 0));
 if (notCounts.length > 0) {
   process.stderr.write(`bench: ${notCounts.map((name) => `--${name}`).join(', ')}: a whole number is needed (above 0; --long-turns may be 0)\n`);
@@ -94,5 +96,6 @@ if (only.has('scale-out')) {
     redisUrl: values['redis-url'] ?? process.env.REDIS_URL,
   });
 }
+if (only.has('faults')) await runFaultsBench({ kills: Number(values.kills) });
 // Fakes and watchers hold timers; the figures are printed, so end here.
 process.exit(0);

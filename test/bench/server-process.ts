@@ -14,7 +14,7 @@ import { startLoadScaledTimer } from '../helpers/load-scaled-timer.js';
 /** The repository root, absolute, with a trailing slash. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** What `npm start` runs: `.build/main.mjs`, made by {@link buildServerBundle}. */
-const SERVER_BUNDLE = join(ROOT, '.build/main.mjs');
+export const SERVER_BUNDLE = join(ROOT, '.build/main.mjs');
 
 /** Bundles the current sources as `npm start` does (`npm run bundle`); the bench runs it once first. */
 export function buildServerBundle(): void {
@@ -51,7 +51,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, onSignal);
 }
 
-function temporaryDir(): string {
+export function temporaryDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'dfc-bench-'));
   temporaryDirs.push(dir);
   return dir;

@@ -1,4 +1,5 @@
-import { bigserial, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigserial, index, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /**
  * Conversation → agent thread (reference §3.1). `topic_id` is '' for "one thread per chat",
@@ -20,7 +21,13 @@ export const threadMappings = pgTable(
   (t) => [primaryKey({ columns: [t.channel, t.chatId, t.topicId] })],
 );
 
-/** Inbound messages already accepted, so a platform redelivery runs once (reference §4.2). */
+/**
+ * The turn journal: every inbound message a worker accepted, so a platform redelivery runs once
+ * (reference §4.2), and, until its reply is on screen, the message itself with its reply target,
+ * so a turn a crash interrupted is taken up again at the next start (issue #15). `message` is null
+ * for rows written before the journal kept it; `finished_at` is set once the turn ended, answered
+ * or told; `resumes` counts how often it was taken up again.
+ */
 export const inboundDedupe = pgTable(
   'inbound_dedupe',
   {
@@ -29,10 +36,14 @@ export const inboundDedupe = pgTable(
     chatId: text('chat_id').notNull(),
     messageId: text('message_id').notNull(),
     firstSeen: timestamp('first_seen', { withTimezone: true }).notNull().defaultNow(),
+    message: jsonb('message'),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    resumes: smallint('resumes').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.channel, t.workspaceId, t.chatId, t.messageId] }),
     index('inbound_dedupe_first_seen_idx').on(t.firstSeen),
+    index('inbound_dedupe_unfinished_idx').on(t.firstSeen).where(sql`${t.finishedAt} is null and ${t.message} is not null`),
   ],
 );
 

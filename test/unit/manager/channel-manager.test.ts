@@ -11,7 +11,7 @@ import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { AgentError, AppError, ChannelError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager, type ChannelManagerDeps, type IdentityBinding, type IdentityGate } from '../../../src/manager/channel-manager.js';
-import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
+import { type DedupeKey, dedupeKeyOf, MemoryTurnJournal } from '../../../src/manager/dedupe.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
 import { safeUserId } from '../../../src/manager/user-id.js';
@@ -20,6 +20,7 @@ import type {
   StreamPart,
 } from '../../../src/runtime/types.js';
 import { openTestDatabase } from '../../helpers/database.js';
+import { RecordingIntake } from '../../helpers/recording-intake.js';
 import { RecordingEgress, STREAMING, ScriptedRuntime, chunk, inboundIn, values } from './fixtures.js';
 
 describe('ChannelManager', () => {
@@ -55,7 +56,7 @@ describe('ChannelManager', () => {
     return new ChannelManager({
       runtime,
       threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
-      dedupe: new MemoryDedupeStore(),
+      turns: new MemoryTurnJournal(),
       channel: (name) => (name === 'fake' ? { egress, capabilities } : undefined),
       logger: silentLogger(),
       now: () => now,
@@ -217,6 +218,65 @@ describe('ChannelManager', () => {
       expect(egress.finals).toEqual([MESSAGES.internalError]);
       await manager.handle(message, signal);
       expect(egress.finals).toEqual([MESSAGES.internalError, 'recovered']);
+    });
+  });
+
+  describe('turns a crash left unfinished (issue #15)', () => {
+    /** A journal as a crashed process left it: `interrupted` accepted (by the dead worker), never finished. */
+    async function crashedWith(...interrupted: InboundMessage[]): Promise<{ journal: MemoryTurnJournal; intake: RecordingIntake; restarted: ChannelManager }> {
+      const journal = new MemoryTurnJournal({ now: () => now });
+      for (const message of interrupted) await journal.accept(dedupeKeyOf(message) as DedupeKey, message);
+      return { journal, intake: new RecordingIntake(), restarted: managerWith({ turns: journal }) };
+    }
+
+    it('runs an interrupted turn once more into the reply it had, then never again', async () => {
+      const message = inbound('hello', { replyTo: { messageId: 'm1', placeholderId: 'working-1' } });
+      const { journal, intake, restarted } = await crashedWith(message);
+      await restarted.resumeUnfinishedTurns(intake);
+      expect(intake.committed).toEqual([{ ...message, resumes: 1 }]);
+
+      runtime.scripts.push([values('Answered after the restart.')]);
+      await restarted.handle(intake.committed[0] as InboundMessage, signal);
+      expect(egress.finals).toEqual(['Answered after the restart.']);
+      expect(egress.replies[0]?.target.replyTo).toEqual({ messageId: 'm1', placeholderId: 'working-1' });
+      // Finished: a later start finds nothing, and the platform's redelivery is still a duplicate.
+      expect(await journal.resumeUnfinished()).toEqual([]);
+      await restarted.handle(message, signal);
+      expect(runtime.requests).toHaveLength(1);
+    });
+
+    it('tells instead of running a turn that was taken up once already (it may be what crashed the server)', async () => {
+      const { journal, intake, restarted } = await crashedWith(inbound('crashed the server twice'));
+      await journal.resumeUnfinished(); // the first restart took it up
+      await restarted.resumeUnfinishedTurns(intake);
+      expect(intake.committed).toEqual([]);
+      expect(egress.finals).toEqual([MESSAGES.interruptedByRestart]);
+      expect(egress.outcomes).toEqual([true]);
+      expect(await journal.resumeUnfinished()).toEqual([]);
+    });
+
+    it('tells instead of running a turn accepted over 15 minutes ago', async () => {
+      const { journal, intake, restarted } = await crashedWith(inbound('asked long ago'));
+      now += 15 * 60_000 + 1;
+      await restarted.resumeUnfinishedTurns(intake);
+      expect(intake.committed).toEqual([]);
+      expect(egress.finals).toEqual([MESSAGES.interruptedByRestart]);
+      expect(await journal.resumeUnfinished()).toEqual([]);
+    });
+
+    it('tells the person when the intake cannot take the turn', async () => {
+      const { intake, restarted } = await crashedWith(inbound('hello'));
+      intake.isFull = true;
+      await restarted.resumeUnfinishedTurns(intake);
+      expect(egress.finals).toEqual([MESSAGES.interruptedByRestart]);
+    });
+
+    it('finishes the turn of an answered message, so nothing is taken up again', async () => {
+      const journal = new MemoryTurnJournal();
+      const running = managerWith({ turns: journal });
+      runtime.scripts.push([values('ok')]);
+      await running.handle(inbound('hello'), signal);
+      expect(await journal.resumeUnfinished()).toEqual([]);
     });
   });
 

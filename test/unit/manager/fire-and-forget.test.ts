@@ -7,7 +7,7 @@ import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { NotFoundError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager } from '../../../src/manager/channel-manager.js';
-import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
+import { MemoryTurnJournal } from '../../../src/manager/dedupe.js';
 import type { FollowUpStore } from '../../../src/manager/follow-ups.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
@@ -135,7 +135,7 @@ describe('fire-and-forget channels', () => {
     const manager = new ChannelManager({
       runtime,
       threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
-      dedupe: new MemoryDedupeStore(),
+      turns: new MemoryTurnJournal(),
       channel: (name) => (name === 'fake' ? { egress, capabilities, ...(options.hasHooks === false ? {} : { runHooks }) } : undefined),
       logger: silentLogger(),
       ...(options.followUps === undefined ? {} : { followUps: options.followUps }),

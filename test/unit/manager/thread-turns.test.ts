@@ -5,7 +5,7 @@ import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager } from '../../../src/manager/channel-manager.js';
-import { MemoryDedupeStore } from '../../../src/manager/dedupe.js';
+import { MemoryTurnJournal } from '../../../src/manager/dedupe.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
 import type { RunRequest, ThreadInfo } from '../../../src/runtime/types.js';
@@ -55,7 +55,7 @@ describe('serialized thread runs (reference §4.7)', () => {
     const manager = new ChannelManager({
       runtime,
       threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime),
-      dedupe: new MemoryDedupeStore(),
+      turns: new MemoryTurnJournal(),
       channel: () => ({ egress, capabilities }),
       logger: silentLogger(),
     });
