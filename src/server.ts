@@ -12,6 +12,7 @@ import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
 import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
+import { JournaledIntake } from './channel/journaled-intake.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
 import { WebhookDeliveriesRepo } from './db/repos/webhook-deliveries-repo.js';
@@ -113,6 +114,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     bus: () => bus.stats(),
     channels: () => [...adapters.values()].map((adapter) => [adapter.name, starter.status(adapter)]),
   });
+  const journal = new SqlTurnJournal(database.db);
+  // Every adapter commits here: a message is in the journal before the bus takes it.
+  const intake = new JournaledIntake({ intake: bus, journal, logger: logger.child({ component: 'intake' }), onDuplicate: (channel) => metrics.duplicate(channel) });
   const manager = new ChannelManager({
     runtime,
     threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, {
@@ -120,7 +124,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       isSoleProcess,
     }),
     ...(connections.isEnabled ? { identities: connections } : {}),
-    turns: new SqlTurnJournal(database.db),
+    turns: journal,
     channel: (name) => adapters.get(name),
     logger: logger.child({ component: 'manager' }),
     sandboxPaths: agent.sandboxPaths,
@@ -131,7 +135,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const deliveries = new WebhookDeliveriesRepo(database.db);
   const channelState = new ChannelStateRepo(database.db);
   const deps = {
-    intake: bus,
+    intake,
     commands: manager.commandInfo(),
     logger,
     now: Date.now,
@@ -153,7 +157,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Alone on its database, every turn left unfinished is one a crash of this server interrupted:
   // they run again before new messages come in. Scaled out, the queue hands a dead worker's
   // message to another (a process starting cannot tell a dead process's turn from a live one's).
-  if (isSoleProcess) await manager.resumeUnfinishedTurns(bus);
+  if (isSoleProcess) await manager.resumeUnfinishedTurns(intake);
   const housekeeping = startHousekeeping(deliveries, logger);
 
   const app = await buildApp({

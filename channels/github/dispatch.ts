@@ -1,3 +1,4 @@
+import { isDuplicateDelivery } from '../../src/channel/journaled-intake.js';
 import type { InboundIntake, InboundMessage, InboundReservation, JsonValue } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
@@ -213,5 +214,14 @@ async function publishAll(intake: InboundIntake, messages: InboundMessage[]): Pr
     for (const { reservation } of reserved) reservation.release();
     throw error;
   }
-  for (const { message, reservation } of reserved) await reservation.commit(message);
+  for (const [index, { message, reservation }] of reserved.entries()) {
+    try {
+      await reservation.commit(message);
+    } catch (error) {
+      // An agent's message accepted before (a redelivery that got past the delivery record): it ran already.
+      if (isDuplicateDelivery(error)) continue;
+      for (const rest of reserved.slice(index + 1)) rest.reservation.release();
+      throw error;
+    }
+  }
 }

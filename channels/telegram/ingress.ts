@@ -1,6 +1,7 @@
 import type { Bot } from 'grammy';
 import type { Message, User } from 'grammy/types';
 import { classifyText } from '../../src/channel/commands.js';
+import { isDuplicateDelivery } from '../../src/channel/journaled-intake.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
@@ -140,6 +141,13 @@ export class TelegramIngress {
       if (!checked.success) logMalformedEvent(deps.logger, 'telegram', 'message', checked.error);
       else this.receive(ctx.message);
     });
+    // Telegram counts an update as confirmed once getUpdates asks past it. The next poll waits
+    // until every update taken so far is committed (journaled) or answered, so a crash never loses
+    // one that Telegram will not send again (issue #15).
+    bot.api.config.use(async (prev, method, payload, signal) => {
+      if (method === 'getUpdates') await Promise.allSettled([...this.inFlight]);
+      return prev(method, payload, signal);
+    });
     bot.catch((error) => {
       deps.logger.error({ err: describeError(error.error), updateId: error.ctx.update.update_id }, 'update handler failed');
     });
@@ -277,10 +285,10 @@ export class TelegramIngress {
       this.warnDropped(error);
       return;
     }
+    let placeholderId: string | undefined;
     try {
       const messageId = message.messageId;
-      const placeholderId =
-        message.kind === 'chat' ? await this.sendIfOpen(message.chatId, TELEGRAM_REPLIES.working, messageId) : undefined;
+      placeholderId = message.kind === 'chat' ? await this.sendIfOpen(message.chatId, TELEGRAM_REPLIES.working, messageId) : undefined;
       await reservation.commit({
         ...message,
         receivedAt,
@@ -288,7 +296,22 @@ export class TelegramIngress {
       });
     } catch (error) {
       reservation.release();
+      if (isDuplicateDelivery(error)) {
+        // Telegram sent it again after a crash, but it had been accepted: its turn answers in the first placeholder.
+        this.options.deps.logger.info({ chatId: message.chatId }, 'Telegram message delivered again; already accepted');
+        if (placeholderId !== undefined) await this.withdraw(message.chatId, placeholderId);
+        return;
+      }
       this.options.deps.logger.warn({ chatId: message.chatId, err: describeError(error) }, 'inbound commit failed');
+    }
+  }
+
+  /** Deletes a placeholder nobody will answer in. Best effort: a failure is only logged. */
+  private async withdraw(chatId: string, placeholderId: string): Promise<void> {
+    try {
+      await this.options.bot.api.deleteMessage(Number(chatId), Number(placeholderId));
+    } catch (error) {
+      this.options.deps.logger.warn({ chatId, err: describeError(toChannelError(error)) }, 'Telegram placeholder of a duplicate not deleted');
     }
   }
 

@@ -20,7 +20,7 @@ import type { MessageMetrics } from '../metrics.js';
 import { sleep } from '../time.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
-import { type DedupeKey, dedupeKeyOf, type TurnJournal, type UnfinishedTurn } from './dedupe.js';
+import { type DedupeKey, dedupeKeyOf, type TurnJournal, type UnfinishedTurn } from '../channel/turn-journal.js';
 import { ConversationFiles } from './files.js';
 import { FollowUps, type FollowUpStore } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
@@ -44,7 +44,7 @@ export interface ChannelHandle {
 export interface ChannelManagerDeps {
   runtime: AgentRuntime;
   threads: ThreadResolver;
-  /** Accepted messages: dedupes redeliveries, and keeps each turn until it ended so a crash cannot lose it. */
+  /** Where ingress journaled each accepted message; the manager ends its turn there, or takes it up again after a crash. */
   turns: TurnJournal;
   /** Looks a channel up by name; undefined when it is not running in this process. */
   channel: (name: string) => ChannelHandle | undefined;
@@ -131,9 +131,9 @@ export class ChannelManager {
   }
 
   /**
-   * The bus worker's handler: never throws. A `redelivered` message (its first worker died) and a
-   * resumed one (the process died; see {@link resumeUnfinishedTurns}) are in the journal already:
-   * they run despite the claim the dead worker left.
+   * The bus worker's handler: never throws. The message is in the turn journal already (ingress
+   * committed it through `JournaledIntake`); its turn is finished there once answered or told,
+   * or released when it failed, so a redelivery may try again.
    */
   async handle(message: InboundMessage, signal: AbortSignal, delivery: Delivery = FIRST_DELIVERY): Promise<void> {
     const log = this.deps.logger.child({ channel: message.channel, chatId: message.chatId, messageId: message.messageId });
@@ -143,12 +143,6 @@ export class ChannelManager {
       return;
     }
     const key = dedupeKeyOf(message);
-    const isJournaled = delivery.redelivered || message.resumes !== undefined;
-    if (key && !isJournaled && !(await this.accept(key, message, log))) {
-      log.info('duplicate delivery dropped');
-      this.deps.metrics?.duplicate(message.channel);
-      return;
-    }
     this.deps.metrics?.accepted(message.channel);
     if (delivery.redelivered) log.warn('message taken over from a worker that died');
     if (message.resumes !== undefined) log.warn({ resumes: message.resumes }, 'turn taken up again after the server restarted');
@@ -554,16 +548,6 @@ export class ChannelManager {
         ...extraContext,
       },
     };
-  }
-
-  private async accept(key: DedupeKey, message: InboundMessage, log: Logger): Promise<boolean> {
-    try {
-      return await this.deps.turns.accept(key, message);
-    } catch (error) {
-      // Fail open: answering twice beats never answering.
-      log.warn({ err: describeError(error) }, 'turn journal unavailable; processing anyway');
-      return true;
-    }
   }
 
   private async finishTurn(key: DedupeKey, log: Logger): Promise<void> {

@@ -4,7 +4,7 @@ import type { BufferedFollowUp, FollowUpsRepo } from '../db/repos/follow-ups-rep
 import { AppError, describeError, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime, RunInfo } from '../runtime/types.js';
-import { dedupeKeyOf } from './dedupe.js';
+import { dedupeKeyOf } from '../channel/turn-journal.js';
 
 /**
  * Follow-ups of busy fire-and-forget threads (reference §4.10): a message that finds its thread

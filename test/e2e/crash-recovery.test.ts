@@ -93,6 +93,28 @@ channels:
     expect(telegram.callsTo('sendMessage').length + telegram.callsTo('editMessageText').length - sendsBefore).toBe(1);
   });
 
+  it('answers messages killed once Telegram has them confirmed, whether a worker had taken them or not', async () => {
+    answerOf = (question, attempt) => (attempt === 1 ? slowly(question) : { text: `Answered after the crash: ${question}` });
+    const chats = [8301, 8302, 8303];
+    const first = await start();
+    for (const chatId of chats) telegram.sendUserMessage({ chatId, chatType: 'private', text: `question ${chatId}` });
+    // Confirmed: Telegram will not send them again. From here on they are the server's to answer.
+    await telegram.waitFor(() => telegram.unconfirmedUpdates() === 0 && chats.every((chatId) => telegram.botMessages(chatId).length > 0), 20_000);
+    first.child.kill('SIGKILL');
+    await first.stop();
+
+    await start();
+    for (const chatId of chats) {
+      const answer = `Answered after the crash: question ${chatId}`;
+      const slow = `question ${chatId}-slow39 `;
+      // Answered once, in the placeholder it had: by a second attempt, or by a first one that had not reached the model before the kill.
+      const final = await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.text === answer || m.text.endsWith(slow)), 30_000);
+      expect(final.replyTo).toBeDefined();
+      expect(telegram.botMessages(chatId)).toHaveLength(1);
+      expect(asked.get(`question ${chatId}`) ?? 0).toBeLessThanOrEqual(2);
+    }
+  });
+
   it('tells the person, instead of answering, when the message brought the server down twice', async () => {
     answerOf = (question) => slowly(question);
     const chatId = 8201;

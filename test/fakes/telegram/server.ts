@@ -277,6 +277,11 @@ export class FakeTelegram {
     return full;
   }
 
+  /** How many updates the bot has not confirmed yet: Telegram would send them again to the next poller. */
+  unconfirmedUpdates(): number {
+    return this.updates.unconfirmed;
+  }
+
   /** What the chat shows: bot and user messages with current text, reply target and edits. */
   chatMessages(chatId: number): ChatMessageView[] {
     return this.store.view(chatId);

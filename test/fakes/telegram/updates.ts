@@ -24,6 +24,11 @@ export class UpdateQueue {
     return full;
   }
 
+  /** Updates the bot has not confirmed yet (getUpdates has not asked past them). */
+  get unconfirmed(): number {
+    return this.updates.length;
+  }
+
   /** deleteWebhook `drop_pending_updates`. */
   clear(): void {
     this.updates = [];

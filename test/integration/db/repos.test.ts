@@ -6,7 +6,7 @@ import { SqlTurnJournal } from '../../../src/db/repos/turn-journal-repo.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { inboundDedupe } from '../../../src/db/schema/index.js';
 import type { InboundMessage } from '../../../src/channel/types.js';
-import { type DedupeKey, MemoryTurnJournal } from '../../../src/manager/dedupe.js';
+import { type DedupeKey, MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
 
 function key(messageId: string = randomUUID(), channel = 'telegram'): DedupeKey {

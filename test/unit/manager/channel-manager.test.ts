@@ -11,7 +11,7 @@ import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { AgentError, AppError, ChannelError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager, type ChannelManagerDeps, type IdentityBinding, type IdentityGate } from '../../../src/manager/channel-manager.js';
-import { type DedupeKey, dedupeKeyOf, MemoryTurnJournal } from '../../../src/manager/dedupe.js';
+import { type DedupeKey, dedupeKeyOf, MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
 import { safeUserId } from '../../../src/manager/user-id.js';
@@ -21,6 +21,7 @@ import type {
 } from '../../../src/runtime/types.js';
 import { openTestDatabase } from '../../helpers/database.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { JournaledIntake } from '../../../src/channel/journaled-intake.js';
 import { RecordingEgress, STREAMING, ScriptedRuntime, chunk, inboundIn, values } from './fixtures.js';
 
 describe('ChannelManager', () => {
@@ -111,7 +112,7 @@ describe('ChannelManager', () => {
       expect(egress.outcomes).toEqual([true, false]);
     });
 
-    it('counts accepted and duplicate messages, and replies by outcome with their time since receipt', async () => {
+    it('counts accepted messages, and replies by outcome with their time since receipt', async () => {
       const counted: string[] = [];
       const metered = managerWith({
         metrics: {
@@ -124,21 +125,8 @@ describe('ChannelManager', () => {
       now = 2500;
       const message = inbound('hello', { receivedAt: 1000 });
       await metered.handle(message, signal);
-      await metered.handle(message, signal);
       await metered.handle(inbound('again', { receivedAt: 2000 }), signal);
-      expect(counted).toEqual(['accepted fake', 'ok fake 1.5', 'duplicate fake', 'accepted fake', 'failed fake 0.5']);
-    });
-
-    it('runs a message redelivered after its worker died, despite the dedupe claim that worker left', async () => {
-      runtime.scripts.push([values('first attempt')], [values('taken over')]);
-      const message = inbound('hello');
-      await manager.handle(message, signal);
-      // The same delivery again: a duplicate, dropped.
-      await manager.handle(message, signal);
-      expect(egress.finals).toEqual(['first attempt']);
-      // The bus says the worker that had it died: it runs.
-      await manager.handle(message, signal, { redelivered: true });
-      expect(egress.finals).toEqual(['first attempt', 'taken over']);
+      expect(counted).toEqual(['accepted fake', 'ok fake 1.5', 'accepted fake', 'failed fake 0.5']);
     });
 
     it("tells the egress when the final is the agent's question, and only then", async () => {
@@ -195,22 +183,6 @@ describe('ChannelManager', () => {
       expect(runtime.requests).toHaveLength(0);
     });
 
-    it('runs a redelivered message once', async () => {
-      runtime.scripts.push([values('once')], [values('twice')]);
-      const message = inbound('hello');
-      await manager.handle(message, signal);
-      await manager.handle({ ...message }, signal);
-      expect(egress.finals).toEqual(['once']);
-    });
-
-    it('does not dedupe messages without a workspace (ids could collide across workspaces)', async () => {
-      runtime.scripts.push([values('one')], [values('two')]);
-      const message = inbound('hello', { workspaceId: undefined });
-      await manager.handle(message, signal);
-      await manager.handle({ ...message }, signal);
-      expect(egress.finals).toEqual(['one', 'two']);
-    });
-
     it('replies with the internal-error text when something unexpected breaks, and a redelivery retries', async () => {
       runtime.scripts.push(new Error('database exploded'), [values('recovered')]);
       const message = inbound('hello');
@@ -241,8 +213,8 @@ describe('ChannelManager', () => {
       expect(egress.replies[0]?.target.replyTo).toEqual({ messageId: 'm1', placeholderId: 'working-1' });
       // Finished: a later start finds nothing, and the platform's redelivery is still a duplicate.
       expect(await journal.resumeUnfinished()).toEqual([]);
-      await restarted.handle(message, signal);
-      expect(runtime.requests).toHaveLength(1);
+      const ingress = new JournaledIntake({ intake, journal, logger: silentLogger() });
+      await expect((await ingress.reserve()).commit(message)).rejects.toMatchObject({ code: 'DUPLICATE_DELIVERY' });
     });
 
     it('tells instead of running a turn that was taken up once already (it may be what crashed the server)', async () => {

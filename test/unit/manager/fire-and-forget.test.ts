@@ -7,7 +7,7 @@ import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { NotFoundError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager } from '../../../src/manager/channel-manager.js';
-import { MemoryTurnJournal } from '../../../src/manager/dedupe.js';
+import { MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import type { FollowUpStore } from '../../../src/manager/follow-ups.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
@@ -205,7 +205,7 @@ describe('fire-and-forget channels', () => {
     expect(runtime.requests[0]?.request.config?.recursion_limit).toBe(expected);
   });
 
-  it('buffers a message that finds its thread busy, says so, and keeps the delivery deduplicated', async () => {
+  it('buffers a message that finds its thread busy, says so, and runs it once the thread is free', async () => {
     runtime.scripts.push(new ThreadBusyError('t', 'run-1'));
     const manager = managerWith({ followUps: store });
     const message = event();
@@ -215,12 +215,6 @@ describe('fire-and-forget channels', () => {
     expect(store.messages).toEqual([message]);
     expect(egress.finals).toEqual([MESSAGES.threadBusy]);
     expect(started).toEqual([]);
-
-    // A redelivery is a duplicate: neither run nor buffered again.
-    await manager.handle({ ...message }, signal);
-    expect(runtime.requests).toHaveLength(1);
-    expect(store.messages).toHaveLength(1);
-    expect(egress.finals).toEqual([MESSAGES.threadBusy]);
 
     // Once the busy run ends, the buffered message runs as one follow-up turn, with the channel's environment.
     runtime.finishRuns();

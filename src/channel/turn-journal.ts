@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../channel/types.js';
+import type { InboundMessage } from './types.js';
 
 /** (channel, workspace, chat, platform message id): one accepted delivery of one message. */
 export interface DedupeKey {
