@@ -6,7 +6,7 @@ import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
-import { settledWithin } from '../../src/time.js';
+import { settledWithin, sleep } from '../../src/time.js';
 import { normalizeCommand, parseStartCommand } from './commands.js';
 import { sendTelegramText } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
@@ -113,6 +113,10 @@ export interface TelegramIngressOptions {
 }
 
 const DROP_WARN_INTERVAL_MS = 1000;
+/** How long polling waits before asking again for updates the intake refused. */
+const REFUSED_RETRY_MS = 1000;
+/** Far more than one getUpdates batch (100). */
+const TAKEN_UPDATES_KEPT = 1000;
 
 /**
  * Long polling and acknowledgements. grammY hands updates over one at a time and waits for each
@@ -129,6 +133,10 @@ export class TelegramIngress {
   private readonly allowedUsers: ReadonlySet<number>;
   private readonly commandNames: ReadonlySet<string>;
   private droppedSinceWarn = 0;
+  /** The first update the intake refused since the last poll: the next poll asks from it again. */
+  private firstRefusedUpdateId: number | undefined;
+  /** Updates taken (recently), so those fetched again after a refusal are not taken twice. */
+  private readonly takenUpdateIds = new Set<number>();
   private lastDropWarnAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: TelegramIngressOptions) {
@@ -139,14 +147,22 @@ export class TelegramIngress {
       const checked = telegramMessageSchema.safeParse(ctx.message);
       // grammY confirms the update either way: a malformed one is not fetched again.
       if (!checked.success) logMalformedEvent(deps.logger, 'telegram', 'message', checked.error);
-      else this.receive(ctx.message);
+      else this.receive(ctx.message, ctx.update.update_id);
     });
     // Telegram counts an update as confirmed once getUpdates asks past it. The next poll waits
     // until every update taken so far is committed (journaled) or answered, so a crash never loses
     // one that Telegram will not send again (issue #15).
+    // An update the intake refused (full, or closing) is not confirmed: the poll asks from it
+    // again, a second later, and Telegram keeps it until there is room.
     bot.api.config.use(async (prev, method, payload, signal) => {
-      if (method === 'getUpdates') await Promise.allSettled([...this.inFlight]);
-      return prev(method, payload, signal);
+      if (method !== 'getUpdates') return prev(method, payload, signal);
+      await Promise.allSettled([...this.inFlight]);
+      const refused = this.firstRefusedUpdateId;
+      this.firstRefusedUpdateId = undefined;
+      if (refused === undefined) return prev(method, payload, signal);
+      // grammY types its signal with the abort-controller shim; the runtime object is the standard one.
+      if (!this.isStopping) await sleep(REFUSED_RETRY_MS, signal as AbortSignal | undefined).catch(() => undefined);
+      return prev(method, { ...payload, offset: refused } as typeof payload, signal);
     });
     bot.catch((error) => {
       deps.logger.error({ err: describeError(error.error), updateId: error.ctx.update.update_id }, 'update handler failed');
@@ -245,7 +261,11 @@ export class TelegramIngress {
     }
   }
 
-  private receive(message: Message): void {
+  private receive(message: Message, updateId: number): void {
+    // Fetched again after a refusal of an earlier update: what was taken then is not taken twice.
+    if (this.takenUpdateIds.has(updateId)) return;
+    this.takenUpdateIds.add(updateId);
+    if (this.takenUpdateIds.size > TAKEN_UPDATES_KEPT) this.takenUpdateIds.delete(this.takenUpdateIds.values().next().value as number);
     const { deps } = this.options;
     const receivedAt = deps.now();
     const decision = decideMessage(message, {
@@ -273,17 +293,24 @@ export class TelegramIngress {
       this.enqueue(chatId, () => this.sendIfOpen(chatId, TELEGRAM_REPLIES.welcome).then(() => undefined));
       return;
     }
-    this.enqueue(chatId, () => this.acknowledge(decision.message, receivedAt));
+    this.enqueue(chatId, async () => {
+      if (await this.acknowledge(decision.message, receivedAt)) return;
+      this.takenUpdateIds.delete(updateId);
+      this.firstRefusedUpdateId = Math.min(updateId, this.firstRefusedUpdateId ?? updateId);
+    });
   }
 
-  /** Reserve, then the placeholder (chat only), then commit: a full intake sends nothing. */
-  private async acknowledge(message: Omit<InboundMessage, 'replyTo' | 'receivedAt'>, receivedAt: number) {
+  /**
+   * Reserve, then the placeholder (chat only), then commit: a full intake sends nothing. Resolves
+   * false when the intake refused the message, which is then left for Telegram to send again.
+   */
+  private async acknowledge(message: Omit<InboundMessage, 'replyTo' | 'receivedAt'>, receivedAt: number): Promise<boolean> {
     let reservation: InboundReservation;
     try {
       reservation = await this.options.deps.intake.reserve();
     } catch (error) {
-      this.warnDropped(error);
-      return;
+      this.warnRefused(error);
+      return false;
     }
     let placeholderId: string | undefined;
     try {
@@ -294,15 +321,18 @@ export class TelegramIngress {
         receivedAt,
         replyTo: placeholderId === undefined ? { messageId } : { messageId, placeholderId },
       });
+      return true;
     } catch (error) {
       reservation.release();
+      if (placeholderId !== undefined) await this.withdraw(message.chatId, placeholderId);
       if (isDuplicateDelivery(error)) {
         // Telegram sent it again after a crash, but it had been accepted: its turn answers in the first placeholder.
         this.options.deps.logger.info({ chatId: message.chatId }, 'Telegram message delivered again; already accepted');
-        if (placeholderId !== undefined) await this.withdraw(message.chatId, placeholderId);
-        return;
+        return true;
       }
-      this.options.deps.logger.warn({ chatId: message.chatId, err: describeError(error) }, 'inbound commit failed');
+      // The queue could not take it (closing, or Redis unreachable): Telegram sends it again.
+      this.options.deps.logger.warn({ chatId: message.chatId, err: describeError(error) }, 'inbound commit failed; left for Telegram to send again');
+      return false;
     }
   }
 
@@ -329,11 +359,11 @@ export class TelegramIngress {
     }
   }
 
-  private warnDropped(error: unknown): void {
+  private warnRefused(error: unknown): void {
     const { logger, now } = this.options.deps;
     this.droppedSinceWarn += 1;
     if (now() - this.lastDropWarnAt < DROP_WARN_INTERVAL_MS) return;
-    logger.warn({ dropped: this.droppedSinceWarn, err: describeError(error) }, 'inbound intake refused Telegram messages');
+    logger.warn({ dropped: this.droppedSinceWarn, err: describeError(error) }, 'inbound intake refused Telegram messages; Telegram keeps them until there is room');
     this.lastDropWarnAt = now();
     this.droppedSinceWarn = 0;
   }

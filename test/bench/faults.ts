@@ -1,7 +1,8 @@
 /**
  * Faults a server must come through without losing or doubling a message (issue #15), each tried
- * many times; the figures `docs/reliability.md` records. So far one: the embedded default killed
- * (-9) while it answers three chats, then started again on the same data dir.
+ * many times; the figures `docs/reliability.md` records. Two so far: the embedded default killed
+ * (-9) while it answers three chats, then started again on the same data dir; and more chats at
+ * once than its intake holds.
  *
  * Each round kills the server at another point: even rounds once every chat shows part of its
  * answer, odd rounds as soon as every chat shows its placeholder ("Working on it...") and Telegram
@@ -32,6 +33,11 @@ const FINAL_WAIT_MS = 60_000;
 type Outcome = 'answered' | 'told' | 'lost';
 
 export async function runFaultsBench(options: FaultsBenchOptions): Promise<void> {
+  await killMidAnswer(options);
+  await overload();
+}
+
+async function killMidAnswer(options: FaultsBenchOptions): Promise<void> {
   const telegram = new FakeTelegram();
   const model = new FakeOpenAI();
   const asked = new Map<string, number>();
@@ -43,19 +49,7 @@ export async function runFaultsBench(options: FaultsBenchOptions): Promise<void>
     return attempt === 1 ? { chunks: Array.from({ length: 40 }, (_, i) => `${question}-part${i} `), chunkDelayMs: 250 } : { text: answerTo(question) };
   };
   await Promise.all([telegram.start(), model.start()]);
-  const dir = temporaryDir();
-  const configPath = join(dir, 'config.yaml');
-  writeFileSync(
-    configPath,
-    `server: { port: 0 }
-data_dir: ${join(dir, 'data')}
-log: { level: info }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
-channels:
-  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`,
-  );
+  const configPath = writeServerConfig(telegram, model);
   const startMs: number[] = [];
   const start = async (): Promise<ChildProcess> => {
     const startedAt = Date.now();
@@ -121,5 +115,63 @@ async function endOf(telegram: FakeTelegram, chatId: number): Promise<Outcome> {
     return final.text === TOLD ? 'told' : 'answered';
   } catch {
     return 'lost';
+  }
+}
+
+/** A config in a fresh folder: the fake model, Telegram on the fake, `channels` settings added as YAML lines. */
+function writeServerConfig(telegram: FakeTelegram, model: FakeOpenAI, channels: string[] = []): string {
+  const dir = temporaryDir();
+  const configPath = join(dir, 'config.yaml');
+  writeFileSync(
+    configPath,
+    `server: { port: 0 }
+data_dir: ${join(dir, 'data')}
+log: { level: info }
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
+channels:
+${channels.map((line) => `  ${line}\n`).join('')}  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
+`,
+  );
+  return configPath;
+}
+
+/**
+ * 200 chats write at once to a server whose intake holds 50 (issue #15's overload row). The
+ * baseline is the same load on an intake that holds them all: the time to the last answer is
+ * printed as a ratio to it.
+ */
+async function overload(): Promise<void> {
+  const chats = 200;
+  process.stdout.write(`\nfaults: ${chats} chats at once, inbound_queue_maxsize 50 against 1000 (Telegram, PGlite)\n`);
+  process.stdout.write('intake      tried  answered   lost  doubled   last answer after\n');
+  const rows: { maxsize: number; wallMs: number }[] = [];
+  for (const maxsize of [1000, 50]) {
+    const telegram = new FakeTelegram();
+    const model = new FakeOpenAI();
+    model.respond = (request) => ({ chunks: ['Answered: ', lastUserText(request.messages)], chunkDelayMs: 5 });
+    await Promise.all([telegram.start(), model.start()]);
+    const configPath = writeServerConfig(telegram, model, ['max_concurrency: 5', `inbound_queue_maxsize: ${maxsize}`]);
+    const server = await startProcess([SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"channel started"'), { runsCompiled: true });
+    const ids = Array.from({ length: chats }, (_, i) => 9500 + i);
+    const startedAt = Date.now();
+    for (const chatId of ids) telegram.sendUserMessage({ chatId, chatType: 'private', text: `question ${chatId}` });
+    const answered = await Promise.all(
+      ids.map((chatId) =>
+        telegram
+          .waitFor(() => telegram.botMessages(chatId).find((m) => m.text === answerTo(`question ${chatId}`)), 120_000)
+          .then(() => true, () => false),
+      ),
+    );
+    const wallMs = Date.now() - startedAt;
+    const doubled = ids.filter((chatId) => telegram.botMessages(chatId).length > 1).length + Math.max(0, model.requests.length - chats);
+    const count = answered.filter(Boolean).length;
+    rows.push({ maxsize, wallMs });
+    const baseline = rows[0]?.wallMs ?? wallMs;
+    process.stdout.write(
+      `${String(maxsize).padStart(6)}${String(chats).padStart(11)}${String(count).padStart(10)}${String(chats - count).padStart(7)}${String(doubled).padStart(9)}   ${wallMs} ms (${(wallMs / baseline).toFixed(2)}×)\n`,
+    );
+    await stopProcess(server);
+    await Promise.all([telegram.stop(), model.stop()]);
   }
 }

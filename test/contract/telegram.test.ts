@@ -68,5 +68,7 @@ channelContract({
   threadModel: { private: 'per-chat', group: 'per-root-message' },
   // Bot FAQ: "avoid sending more than one message per second" in one chat.
   minEditIntervalMs: 1000,
+  // An update the intake refused is not confirmed: Telegram keeps it for the next poll.
+  keepsRefusedMessages: true,
   startPlatform: ({ allowedUsers }) => startFakeTelegram(allowedUsers),
 });

@@ -154,16 +154,41 @@ describe('Telegram ingress', () => {
     ]);
   });
 
-  it('sends no placeholder when the intake is full', async () => {
+  it('sends no placeholder while the intake is full, and leaves the message with Telegram until there is room', async () => {
     const { fake, intake } = await startRunning();
     intake.isFull = true;
-    fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'dropped' });
-    await intake.waitUntil(() => intake.refused === 1);
+    const refused = fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'refused' });
+    const other = fake.sendUserMessage({ chatId: PRIVATE + 1, chatType: 'private', text: 'also refused' });
+    await intake.waitUntil(() => intake.refused >= 2);
+    // Not confirmed: Telegram offers both again at every poll, and nothing reaches the chats.
+    await intake.waitUntil(() => intake.refused >= 4);
+    expect(fake.unconfirmedUpdates()).toBeGreaterThanOrEqual(2);
+    expect(fake.botMessages(PRIVATE)).toEqual([]);
     intake.isFull = false;
     const kept = fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'kept' });
-    await intake.waitForCommits(1);
-    expect(intake.committed.map((m) => m.text)).toEqual(['kept']);
-    expect(fake.botMessages(PRIVATE).map((m) => m.replyTo)).toEqual([kept.message_id]);
+    await intake.waitForCommits(3);
+    expect(intake.committed.map((m) => m.text).sort()).toEqual(['also refused', 'kept', 'refused']);
+    expect(fake.botMessages(PRIVATE).map((m) => m.replyTo)).toEqual([refused.message_id, kept.message_id]);
+    expect(fake.botMessages(PRIVATE + 1).map((m) => m.replyTo)).toEqual([other.message_id]);
+    await fake.waitFor(() => fake.unconfirmedUpdates() === 0);
+  });
+
+  it('takes a message once though Telegram offers it again after an earlier one was refused', async () => {
+    const { fake, intake } = await startRunning();
+    // The first reserve of the batch is refused, the second taken: the poll asks from the first again, and gets both.
+    let reserves = 0;
+    const reserve = intake.reserve.bind(intake);
+    intake.reserve = async () => {
+      reserves++;
+      intake.isFull = reserves === 1;
+      return reserve();
+    };
+    fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'first' });
+    fake.sendUserMessage({ chatId: PRIVATE + 1, chatType: 'private', text: 'second' });
+    await intake.waitForCommits(2);
+    await fake.waitFor(() => fake.unconfirmedUpdates() === 0);
+    expect(intake.committed.map((m) => m.text).sort()).toEqual(['first', 'second']);
+    expect(fake.botMessages(PRIVATE + 1)).toHaveLength(1);
   });
 
   it('accepts and handles a 64 KB message', async () => {
