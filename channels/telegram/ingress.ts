@@ -112,7 +112,7 @@ export interface TelegramIngressOptions {
   startTimeoutMs?: number;
 }
 
-const DROP_WARN_INTERVAL_MS = 1000;
+const REFUSAL_WARN_INTERVAL_MS = 1000;
 /** How long polling waits before asking again for updates the intake refused. */
 const REFUSED_RETRY_MS = 1000;
 /** Far more than one getUpdates batch (100). */
@@ -132,12 +132,14 @@ export class TelegramIngress {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly allowedUsers: ReadonlySet<number>;
   private readonly commandNames: ReadonlySet<string>;
-  private droppedSinceWarn = 0;
+  private refusedSinceWarn = 0;
   /** The first update the intake refused since the last poll: the next poll asks from it again. */
   private firstRefusedUpdateId: number | undefined;
   /** Updates taken (recently), so those fetched again after a refusal are not taken twice. */
   private readonly takenUpdateIds = new Set<number>();
-  private lastDropWarnAt = Number.NEGATIVE_INFINITY;
+  /** Chats with a refused update since the last poll. */
+  private readonly refusedChats = new Set<string>();
+  private lastRefusalWarnAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: TelegramIngressOptions) {
     this.allowedUsers = new Set(options.allowedUsers);
@@ -151,14 +153,15 @@ export class TelegramIngress {
     });
     // Telegram counts an update as confirmed once getUpdates asks past it. The next poll waits
     // until every update taken so far is committed (journaled) or answered, so a crash never loses
-    // one that Telegram will not send again (issue #15).
-    // An update the intake refused (full, or closing) is not confirmed: the poll asks from it
-    // again, a second later, and Telegram keeps it until there is room.
+    // one that Telegram will not send again (issue #15). An update the intake refused (full, or
+    // closing) is not confirmed: the poll asks from it again, a second later, and Telegram keeps
+    // it until there is room.
     bot.api.config.use(async (prev, method, payload, signal) => {
       if (method !== 'getUpdates') return prev(method, payload, signal);
       await Promise.allSettled([...this.inFlight]);
       const refused = this.firstRefusedUpdateId;
       this.firstRefusedUpdateId = undefined;
+      this.refusedChats.clear();
       if (refused === undefined) return prev(method, payload, signal);
       // grammY types its signal with the abort-controller shim; the runtime object is the standard one.
       if (!this.isStopping) await sleep(REFUSED_RETRY_MS, signal as AbortSignal | undefined).catch(() => undefined);
@@ -294,7 +297,9 @@ export class TelegramIngress {
       return;
     }
     this.enqueue(chatId, async () => {
-      if (await this.acknowledge(decision.message, receivedAt)) return;
+      // After a refusal, the chat's later messages wait too: they come again after it, in order.
+      if (!this.refusedChats.has(chatId) && (await this.acknowledge(decision.message, receivedAt))) return;
+      this.refusedChats.add(chatId);
       this.takenUpdateIds.delete(updateId);
       this.firstRefusedUpdateId = Math.min(updateId, this.firstRefusedUpdateId ?? updateId);
     });
@@ -361,11 +366,11 @@ export class TelegramIngress {
 
   private warnRefused(error: unknown): void {
     const { logger, now } = this.options.deps;
-    this.droppedSinceWarn += 1;
-    if (now() - this.lastDropWarnAt < DROP_WARN_INTERVAL_MS) return;
-    logger.warn({ dropped: this.droppedSinceWarn, err: describeError(error) }, 'inbound intake refused Telegram messages; Telegram keeps them until there is room');
-    this.lastDropWarnAt = now();
-    this.droppedSinceWarn = 0;
+    this.refusedSinceWarn += 1;
+    if (now() - this.lastRefusalWarnAt < REFUSAL_WARN_INTERVAL_MS) return;
+    logger.warn({ refused: this.refusedSinceWarn, err: describeError(error) }, 'inbound intake refused Telegram messages; Telegram keeps them until there is room');
+    this.lastRefusalWarnAt = now();
+    this.refusedSinceWarn = 0;
   }
 
   private enqueue(chatId: string, task: () => Promise<void>): void {

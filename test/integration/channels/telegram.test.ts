@@ -173,6 +173,21 @@ describe('Telegram ingress', () => {
     await fake.waitFor(() => fake.unconfirmedUpdates() === 0);
   });
 
+  it("keeps a chat's order when one of its messages is refused: the later ones wait and come again after it", async () => {
+    const { fake, intake } = await startRunning();
+    let reserves = 0;
+    const reserve = intake.reserve.bind(intake);
+    intake.reserve = async () => {
+      reserves++;
+      intake.isFull = reserves === 1;
+      return reserve();
+    };
+    fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'one' });
+    fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'two' });
+    await intake.waitForCommits(2);
+    expect(intake.committed.map((m) => m.text)).toEqual(['one', 'two']);
+  });
+
   it('takes a message once though Telegram offers it again after an earlier one was refused', async () => {
     const { fake, intake } = await startRunning();
     // The first reserve of the batch is refused, the second taken: the poll asks from the first again, and gets both.
