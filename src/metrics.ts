@@ -4,9 +4,9 @@ import type { ChannelStatus } from './channel/types.js';
 
 /** What the manager reports about the messages it handles. Labels are channel names only: never text or ids. */
 export interface MessageMetrics {
-  /** A message passed dedupe and is being handled. */
+  /** A worker took a message and is handling it. */
   accepted(channel: string): void;
-  /** A message was dropped as a duplicate delivery. */
+  /** A redelivery was refused at the intake: the turn journal had the message already. */
   duplicate(channel: string): void;
   /** A message's reply was delivered (`ok`) or ended in an error text (`failed`), `seconds` after ingress received it. */
   answered(channel: string, outcome: 'ok' | 'failed', seconds: number): void;
@@ -34,7 +34,7 @@ export class ServerMetrics implements MessageMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'deerflow_' });
     this.messages = new Counter({
       name: 'deerflow_inbound_messages_total',
-      help: 'Inbound messages that reached a worker, by channel and result (accepted, duplicate).',
+      help: 'Inbound messages by channel and result: accepted (a worker took it), duplicate (a redelivery the turn journal refused).',
       labelNames: ['channel', 'result'],
       registers,
     });
