@@ -173,6 +173,9 @@ export class DingTalkIngress {
   }
 
   private inbound(message: ParsedRobotMessage, placeholderId: string | undefined, isAllowListed: boolean): InboundMessage {
+    // `@someone /status` is a command: the manager parses the text the classification read.
+    const bare = stripLeadingMentions(message.text);
+    const kind = classifyText(bare, this.commandNames);
     return {
       channel: 'dingtalk',
       chatId: message.chatId,
@@ -181,8 +184,8 @@ export class DingTalkIngress {
       // The conversation id scopes dedupe (reference §9); bindings use it only in groups (§6.0).
       workspaceId: message.conversationId,
       messageId: message.messageId,
-      text: message.text,
-      kind: classifyText(stripLeadingMentions(message.text), this.commandNames),
+      text: kind === 'command' ? bare : message.text,
+      kind,
       isPrivateChat: message.isPrivateChat,
       replyTo: { messageId: message.messageId, ...(placeholderId === undefined ? {} : { placeholderId }) },
       receivedAt: this.options.deps.now(),

@@ -2,10 +2,11 @@ import { commandName } from '../../src/channel/commands.js';
 
 /**
  * Telegram's `/command@BotName` addressing (https://core.telegram.org/bots/features#commands):
- * in groups a command may name the bot it is for. Command names are 1-32 letters, digits or
- * underscores; anything else after `/` is not a bot command and stays plain text.
+ * in groups a command may name the bot it is for. Command names are letters, digits or
+ * underscores; a skill's name (`/data-analysis@bot task`, reference §5.2) joins such words with
+ * hyphens. Anything else after `/` is not addressed and stays plain text.
  */
-const ADDRESSED_COMMAND = /^\/([A-Za-z0-9_]{1,32})@([A-Za-z0-9_]+)(?=\s|$)/;
+const ADDRESSED_COMMAND = /^\/([A-Za-z0-9_]{1,64}(?:-[A-Za-z0-9_]{1,64})*)@([A-Za-z0-9_]+)(?=\s|$)/;
 
 /** Handled by the adapter itself, never forwarded (reference §5.3). */
 export const START_COMMAND = 'start';

@@ -107,6 +107,14 @@ describe('DingTalk ingress', () => {
     await expect(adapter.files?.download({ name: 'x', mimeType: 'x', isImage: false, ref: picture, declaredSize: 51 * 1024 * 1024 })).rejects.toMatchObject({ code: 'FILE_TOO_LARGE' });
   });
 
+  it('hands over a command after a mention as the command, which the manager can parse', async () => {
+    const { fake, intake } = await started();
+    await fake.sendUserMessage({ chat: 'group', userId: ALICE, text: '@Bob /new fresh start' });
+    await fake.sendUserMessage({ chat: 'group', userId: ALICE, text: '@Bob please look' });
+    expect(await committedOne(intake)).toMatchObject({ kind: 'command', text: '/new fresh start' });
+    expect(await committedOne(intake, 2)).toMatchObject({ kind: 'chat', text: '@Bob please look' });
+  });
+
   it('handles a callback delivered twice once, and acks both deliveries', async () => {
     const { fake, intake } = await started();
     const first = await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'only once' });

@@ -13,7 +13,11 @@ describe('normalizeCommand', () => {
     ['/new@test_botx', undefined],
     ['hello /new@other_bot', 'hello /new@other_bot'],
     ['/etc/hosts@test_bot', '/etc/hosts@test_bot'],
-    ['/some-skill@other_bot do it', '/some-skill@other_bot do it'],
+    // A skill's slash name has hyphens (issue #15: the @bot stayed, so the skill never activated).
+    ['/some-skill@test_bot do it', '/some-skill do it'],
+    ['/data-analysis@Test_Bot', '/data-analysis'],
+    ['/some-skill@other_bot do it', undefined],
+    ['/-skill@test_bot', '/-skill@test_bot'],
     ['mail me at a@test_bot', 'mail me at a@test_bot'],
     ['', ''],
   ])('%j → %j', (text, expected) => {
