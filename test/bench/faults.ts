@@ -12,11 +12,9 @@
  * screen) is printed as a ratio to it.
  */
 import type { ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
-import { SERVER_BUNDLE, startProcess, stopProcess, temporaryDir } from './server-process.js';
+import { SERVER_BUNDLE, startProcess, stopProcess, writeChatBenchConfig } from './server-process.js';
 import { percentile } from './stats.js';
 
 export interface FaultsBenchOptions {
@@ -118,22 +116,10 @@ async function endOf(telegram: FakeTelegram, chatId: number): Promise<Outcome> {
   }
 }
 
-/** A config in a fresh folder: the fake model, Telegram on the fake, `channels` settings added as YAML lines. */
-function writeServerConfig(telegram: FakeTelegram, model: FakeOpenAI, channels: string[] = []): string {
-  const dir = temporaryDir();
-  const configPath = join(dir, 'config.yaml');
-  writeFileSync(
-    configPath,
-    `server: { port: 0 }
-data_dir: ${join(dir, 'data')}
-log: { level: info }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
-channels:
-${channels.map((line) => `  ${line}\n`).join('')}  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`,
-  );
-  return configPath;
+/** The faults' server config in a fresh folder: the fake model, Telegram on its fake, `channelSettings` beside it. */
+function writeServerConfig(telegram: FakeTelegram, model: FakeOpenAI, channelSettings: string[] = []): string {
+  const channel = `telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }`;
+  return writeChatBenchConfig({ model, channel, channelSettings });
 }
 
 /**
@@ -151,7 +137,7 @@ async function overload(): Promise<void> {
     const model = new FakeOpenAI();
     model.respond = (request) => ({ chunks: ['Answered: ', lastUserText(request.messages)], chunkDelayMs: 5 });
     await Promise.all([telegram.start(), model.start()]);
-    const configPath = writeServerConfig(telegram, model, ['max_concurrency: 5', `inbound_queue_maxsize: ${maxsize}`]);
+    const configPath = writeServerConfig(telegram, model, [`inbound_queue_maxsize: ${maxsize}`]);
     const server = await startProcess([SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"channel started"'), { runsCompiled: true });
     const ids = Array.from({ length: chats }, (_, i) => 9500 + i);
     const startedAt = Date.now();

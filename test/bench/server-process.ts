@@ -51,7 +51,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, onSignal);
 }
 
-export function temporaryDir(): string {
+function temporaryDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'dfc-bench-'));
   temporaryDirs.push(dir);
   return dir;
@@ -145,6 +145,38 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Chi
 }
 
 /**
+ * A config in a fresh folder (its data dir beside it) naming the fake model and one channel (its
+ * `channels:` entry as one YAML line), with `channelSettings` (YAML lines such as
+ * `inbound_queue_maxsize: 50`) beside it. Resolves with its path.
+ */
+export function writeChatBenchConfig(options: {
+  model: FakeOpenAI;
+  channel: string;
+  databaseUrl?: string | undefined;
+  extraConfig?: string;
+  channelSettings?: readonly string[];
+}): string {
+  const { model, databaseUrl } = options;
+  const dir = temporaryDir();
+  const configPath = join(dir, 'config.yaml');
+  writeFileSync(
+    configPath,
+    `server: { port: 0 }
+data_dir: ${join(dir, 'data')}
+${databaseUrl ? `database: { url: "${databaseUrl}" }` : ''}
+${options.extraConfig ?? ''}
+log: { level: info }  # the bench reads the "server listening" line
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
+channels:
+  max_concurrency: 5
+${(options.channelSettings ?? []).map((line) => `  ${line}\n`).join('')}  ${options.channel}
+`,
+  );
+  return configPath;
+}
+
+/**
  * Writes a config naming the fake model and one channel (its `channels:` entry as one YAML line)
  * in a fresh data folder and starts the server with it as `npm start` does (its bundle, see
  * {@link buildServerBundle}); resolves once the
@@ -162,23 +194,7 @@ export async function startChatBenchServer(options: {
   /** Environment variables beside `PATH`, for the bench's preloads (never the server's config). */
   environment?: Record<string, string>;
 }): Promise<ChildProcess> {
-  const { model, databaseUrl } = options;
-  const dir = temporaryDir();
-  const configPath = join(dir, 'config.yaml');
-  writeFileSync(
-    configPath,
-    `server: { port: 0 }
-data_dir: ${join(dir, 'data')}
-${databaseUrl ? `database: { url: "${databaseUrl}" }` : ''}
-${options.extraConfig ?? ''}
-log: { level: info }  # the bench reads the "server listening" line
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-bench, max_retries: 0 }
-channels:
-  max_concurrency: 5
-  ${options.channel}
-`,
-  );
+  const configPath = writeChatBenchConfig(options);
   // The bench's own preloads (e.g. test/bench/pglite-statements.ts) are TypeScript: tsx loads them, the server stays the bundle.
   const nodeArgs = options.nodeArgs === undefined || options.nodeArgs.length === 0 ? [] : ['--import', TSX, ...options.nodeArgs];
   return startProcess([...nodeArgs, SERVER_BUNDLE, '--config', configPath], (line) => line.includes('"server listening"'), {

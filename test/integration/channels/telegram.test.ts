@@ -175,13 +175,7 @@ describe('Telegram ingress', () => {
 
   it("keeps a chat's order when one of its messages is refused: the later ones wait and come again after it", async () => {
     const { fake, intake } = await startRunning();
-    let reserves = 0;
-    const reserve = intake.reserve.bind(intake);
-    intake.reserve = async () => {
-      reserves++;
-      intake.isFull = reserves === 1;
-      return reserve();
-    };
+    refuseFirstReserve(intake);
     fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'one' });
     fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'two' });
     await intake.waitForCommits(2);
@@ -191,13 +185,7 @@ describe('Telegram ingress', () => {
   it('takes a message once though Telegram offers it again after an earlier one was refused', async () => {
     const { fake, intake } = await startRunning();
     // The first reserve of the batch is refused, the second taken: the poll asks from the first again, and gets both.
-    let reserves = 0;
-    const reserve = intake.reserve.bind(intake);
-    intake.reserve = async () => {
-      reserves++;
-      intake.isFull = reserves === 1;
-      return reserve();
-    };
+    refuseFirstReserve(intake);
     fake.sendUserMessage({ chatId: PRIVATE, chatType: 'private', text: 'first' });
     fake.sendUserMessage({ chatId: PRIVATE + 1, chatType: 'private', text: 'second' });
     await intake.waitForCommits(2);
@@ -446,3 +434,14 @@ describe('FakeTelegram speaks the Bot API wire format', () => {
     expect(fake.rateLimitViolations).toMatchObject([{ method: 'sendMessage', chatId: PRIVATE }]);
   });
 });
+
+/** Makes the intake refuse its first reservation and take every later one. */
+function refuseFirstReserve(intake: RecordingIntake): void {
+  let reserves = 0;
+  const reserve = intake.reserve.bind(intake);
+  intake.reserve = async () => {
+    reserves++;
+    intake.isFull = reserves === 1;
+    return reserve();
+  };
+}
