@@ -1,13 +1,51 @@
-import { ChatOpenAI } from '@langchain/openai';
+import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { ChatGenerationChunk } from '@langchain/core/outputs';
+import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from '@langchain/openai';
 import { AgentError } from '../errors.js';
 import type { ModelConfig } from './config.js';
 
+/** A streamed answer ended without a finish reason: what arrived is only the start of it. */
+export class ModelStreamCutOffError extends AgentError {
+  constructor() {
+    super('MODEL_FAILED', 'model stream ended without a finish reason', {
+      status: 502,
+      userMessage: 'The model stopped before it finished its answer. Please try again.',
+    });
+    this.name = 'ModelStreamCutOffError';
+  }
+}
+
+/**
+ * Chat Completions that refuse a stream ending without a finish reason. Every complete answer
+ * ends with one (`stop`, `length`, `tool_calls`, ...), possibly before a usage-only chunk; a
+ * stream that a proxy or a failing server closes early ends just as cleanly (with or without
+ * `[DONE]`), and the client would return the partial text as the whole answer (issue #15).
+ * Non-streamed answers need no check: they arrive whole or not at all.
+ */
+class FinishedStreamCompletions extends ChatOpenAICompletions {
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    let hasFinishReason = false;
+    for await (const chunk of super._streamResponseChunks(messages, options, runManager)) {
+      if (chunk.generationInfo?.finish_reason != null) hasFinishReason = true;
+      yield chunk;
+    }
+    // A cancelled call also ends early; the caller reports it as cancelled, not as a model fault.
+    if (!hasFinishReason && !options.signal?.aborted) throw new ModelStreamCutOffError();
+  }
+}
+
 /**
  * A chat model for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LiteLLM, ...).
- * Streaming usage is requested so every run records its token counts.
+ * Streaming usage is requested so every run records its token counts. A stream that ends
+ * without a finish reason fails with {@link ModelStreamCutOffError}.
  */
 export function createChatModel(config: ModelConfig): ChatOpenAI {
-  return new ChatOpenAI({
+  const fields: ChatOpenAIFields = {
     model: config.model,
     // Local endpoints accept any key; the OpenAI client refuses to start without one.
     apiKey: config.api_key ?? 'not-needed',
@@ -17,7 +55,9 @@ export function createChatModel(config: ModelConfig): ChatOpenAI {
     timeout: config.timeout_seconds * 1000,
     maxRetries: config.max_retries,
     streamUsage: true,
-  });
+  };
+  // Given as a field, the guarded client survives `bindTools`, which copies the model from its fields.
+  return new ChatOpenAI({ ...fields, completions: new FinishedStreamCompletions(fields) });
 }
 
 /**

@@ -156,6 +156,16 @@ describe('chatting in Telegram', () => {
     await finalReply(chatId, after.message_id, 'Echo: are you ok?');
   });
 
+  it('says an answer was cut off when the model stream ends early without a finish reason', async () => {
+    model.enqueue({ chunks: ['I was saying', ' something', ' else'], endAfterChunks: 2 });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'stop early please' });
+    await finalReply(
+      chatId,
+      question.message_id,
+      'I was saying something\n\n(This answer was cut off: the model stopped before it finished. Please ask again.)',
+    );
+  });
+
   it('answers a redelivered update once', async () => {
     const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'only once' });
     await finalReply(chatId, question.message_id, 'Echo: only once');

@@ -27,6 +27,12 @@ export interface FakeReply {
   fail?: { status: number; message?: string };
   /** Streaming only: send this many content deltas, then destroy the socket mid-stream. */
   failAfterChunks?: number;
+  /**
+   * Streaming only: send this many content deltas, then end the response cleanly with neither a
+   * `finish_reason` chunk, usage nor `data: [DONE]`, as a proxy or server that closes a stream
+   * early does. To the client it looks like a normal end: only the missing finish reason tells.
+   */
+  endAfterChunks?: number;
 }
 
 /** A chat message as the client sent it. */
@@ -289,10 +295,14 @@ export class FakeOpenAI {
     for (const delta of deltas) {
       await send({ ...base, choices: [{ index: 0, delta, finish_reason: null }] });
       if (typeof delta.content === 'string' && delta.content !== '') contentSent++;
-      if (contentSent === reply.failAfterChunks) break;
+      if (contentSent === reply.failAfterChunks || contentSent === reply.endAfterChunks) break;
     }
     if (reply.failAfterChunks !== undefined) {
       res.destroy(); // mid-stream: no finish_reason, no [DONE]
+      return;
+    }
+    if (reply.endAfterChunks !== undefined) {
+      res.end(); // a clean end, but no finish_reason, no usage, no [DONE]
       return;
     }
     await send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: answer.finishReason }] });

@@ -63,6 +63,16 @@ describe('FakeOpenAI with ChatOpenAI', () => {
     expect(received.join('')).toBe('one two ');
   });
 
+  it('ends the stream cleanly after endAfterChunks content deltas, with no finish reason: the bare client takes it as whole', async () => {
+    fake.enqueue({ chunks: ['one ', 'two ', 'three'], endAfterChunks: 2 });
+
+    let merged: AIMessageChunk | undefined;
+    for await (const chunk of await model().stream('hi')) merged = merged ? merged.concat(chunk) : chunk;
+
+    expect(merged?.text).toBe('one two ');
+    expect(merged?.response_metadata.finish_reason).toBeUndefined();
+  });
+
   it('rejects a wrong API key with 401 in OpenAI error shape', async () => {
     await expect(model('sk-wrong').invoke('hi')).rejects.toMatchObject({ status: 401 });
 

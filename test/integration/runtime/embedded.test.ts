@@ -140,6 +140,25 @@ describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
     ]);
   });
 
+  it('fails a run whose model stream ends without a finish reason, after streaming the partial, and frees the thread', async () => {
+    const thread = await runtime.createThread();
+    model.enqueue({ chunks: ['I was ', 'saying ', 'something'], endAfterChunks: 2 });
+    const { run, events } = await runtime.streamRun(thread.thread_id, ask('hi', { stream_mode: ['messages-tuple', 'values'] }));
+    const parts = await collect(events);
+    expect(aiText(parts)).toBe('I was saying ');
+    expect(parts.at(-1)).toEqual({
+      event: 'error',
+      data: { error: 'MODEL_FAILED', message: 'The model stopped before it finished its answer. Please try again.' },
+    });
+    expect((await runtime.getRun(thread.thread_id, run.run_id)).status).toBe('error');
+    const { values } = await runtime.waitRun(thread.thread_id, ask('again'));
+    expect((values.messages as { type: string; content: string }[]).map((m) => [m.type, m.content])).toEqual([
+      ['human', 'hi'],
+      ['human', 'again'],
+      ['ai', 'Echo: again'],
+    ]);
+  });
+
   it('creates a run that goes on in the background', async () => {
     const thread = await runtime.createThread();
     const run = await runtime.createRun(thread.thread_id, ask('background'));

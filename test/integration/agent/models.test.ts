@@ -1,0 +1,84 @@
+import type { AIMessageChunk } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import type { ChatOpenAI } from '@langchain/openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createChatModel, ModelStreamCutOffError } from '../../../src/agent/models.js';
+import { FakeOpenAI } from '../../fakes/openai/index.js';
+
+let fake: FakeOpenAI;
+let model: ChatOpenAI;
+
+beforeAll(async () => {
+  fake = new FakeOpenAI({ apiKey: 'sk-test' });
+  await fake.start();
+  model = createChatModel({ name: 'default', model: 'gpt-4o-mini', base_url: fake.baseURL, api_key: 'sk-test', timeout_seconds: 10, max_retries: 0 });
+});
+afterAll(() => fake.stop());
+
+/** Streams one answer; resolves with the merged chunks and the error that ended it, if any. */
+async function streamAnswer(runnable: Pick<ChatOpenAI, 'stream'>, signal?: AbortSignal) {
+  let merged: AIMessageChunk | undefined;
+  try {
+    for await (const chunk of await runnable.stream('hi', { signal })) merged = merged ? merged.concat(chunk) : chunk;
+    return { merged, error: undefined };
+  } catch (error) {
+    return { merged, error };
+  }
+}
+
+describe('createChatModel', () => {
+  it('streams a whole answer whose finish reason comes before the usage chunk', async () => {
+    fake.enqueue({ chunks: ['The ', 'answer.'], usage: { prompt_tokens: 3, completion_tokens: 2 } });
+
+    const { merged, error } = await streamAnswer(model);
+
+    expect(error).toBeUndefined();
+    expect(merged?.text).toBe('The answer.');
+    expect(merged?.usage_metadata).toMatchObject({ input_tokens: 3, output_tokens: 2 });
+    expect(fake.requests.at(-1)?.body).toMatchObject({ stream_options: { include_usage: true } });
+  });
+
+  it('fails a stream that ends without a finish reason, after passing on what arrived', async () => {
+    fake.enqueue({ chunks: ['one ', 'two ', 'three'], endAfterChunks: 2 });
+
+    const { merged, error } = await streamAnswer(model);
+
+    expect(merged?.text).toBe('one two ');
+    expect(error).toBeInstanceOf(ModelStreamCutOffError);
+    expect(error).toMatchObject({ code: 'MODEL_FAILED' });
+  });
+
+  it('keeps the check once tools are bound, and lets a whole tool-call turn through', async () => {
+    const getStatus = tool(async () => 'ok', { name: 'get_status', description: 'Health of a service', schema: z.object({ service: z.string() }) });
+    const withTools = model.bindTools([getStatus]);
+    fake.enqueue({ toolCalls: [{ name: 'get_status', args: { service: 'api' } }] }, { chunks: ['Checking ', 'the api'], endAfterChunks: 1 });
+
+    const toolTurn = await streamAnswer(withTools);
+    expect(toolTurn.error).toBeUndefined();
+    expect(toolTurn.merged?.tool_call_chunks?.[0]).toMatchObject({ name: 'get_status', args: '{"service":"api"}' });
+
+    const cut = await streamAnswer(withTools);
+    expect(cut.merged?.text).toBe('Checking ');
+    expect(cut.error).toBeInstanceOf(ModelStreamCutOffError);
+  });
+
+  it('answers invoke() without streaming, finish reason included', async () => {
+    const answer = await model.invoke('ping');
+
+    expect(answer.text).toBe('Echo: ping');
+    expect(answer.response_metadata.finish_reason).toBe('stop');
+    expect(fake.requests.at(-1)?.stream).toBe(false);
+  });
+
+  it('reports a cancelled stream as cancelled, not as cut off', async () => {
+    fake.enqueue({ chunks: Array.from({ length: 20 }, (_, i) => `w${i} `), chunkDelayMs: 20 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+
+    const { error } = await streamAnswer(model, controller.signal);
+
+    expect(error).toBeDefined();
+    expect(error).not.toBeInstanceOf(ModelStreamCutOffError);
+  });
+});
