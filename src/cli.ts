@@ -4,29 +4,43 @@ import { platforms } from '../channels/index.js';
 import { loadConfig } from './config/index.js';
 import { AppError, ConfigError, describeError, NotFoundError } from './errors.js';
 
-const USAGE = `usage: npm run cli -- [--config path] <command>
+const USAGE = `usage: npm run cli -- [--config path] [--url server-url] <command>
 
 commands:
   user create <name>             create a server account and print its API key (shown once)
   user list                      list accounts: id, name, shell (granted or no), created
   user grant-shell <name|id>     let the account's runs use bash (accounts mode; default: no shell)
-  user revoke-shell <name|id>    take bash away from the account's next runs`;
+  user revoke-shell <name|id>    take bash away from the account's next runs
+  outbox list [pending]          replies not delivered: dead letters (default) or those waiting to be retried
+  outbox retry <id|all>          send dead letters again, with a fresh deadline
 
-/** Each verb and how many arguments it takes. */
-const VERBS: Record<string, number> = { create: 1, list: 0, 'grant-shell': 1, 'revoke-shell': 1 };
+user commands open the database the config names (stop an embedded server first); outbox
+commands ask the running server (--url, default from server.host and server.port), with
+auth.admin_token when the config sets one.`;
+
+/** Each noun's verbs and how many arguments each takes (outbox list: up to one). */
+const VERBS: Record<string, Record<string, readonly number[]>> = {
+  user: { create: [1], list: [0], 'grant-shell': [1], 'revoke-shell': [1] },
+  outbox: { list: [0, 1], retry: [1] },
+};
 
 /**
  * `npm run cli -- user <verb> …`: account management from a shell, on the database the
  * server's config names. A second composition root next to `main.ts`.
  */
 async function cli(): Promise<number> {
-  const { values, positionals } = parseArgs({ options: { config: { type: 'string', short: 'c' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ options: { config: { type: 'string', short: 'c' }, url: { type: 'string' } }, allowPositionals: true });
   const [noun, verb, ...rest] = positionals;
-  if (noun !== 'user' || verb === undefined || VERBS[verb] !== rest.length) {
+  const arities = noun === undefined || verb === undefined ? undefined : VERBS[noun]?.[verb];
+  if (!arities?.includes(rest.length) || (noun === 'outbox' && !isOutboxArgument(verb as string, rest[0]))) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
+  if (noun === 'outbox') {
+    const url = values.url ?? `http://${config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host}:${config.server.port}`;
+    return outboxCommand(verb as string, rest[0], { url, token: config.auth.admin_token });
+  }
   // Only now: a usage or config error answers before the database is loaded.
   const [{ openDatabase }, { UsersRepo }] = await Promise.all([import('./db/index.js'), import('./db/repos/users-repo.js')]);
   const database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir), sharedBuffers: config.database.pglite_shared_buffers });
@@ -56,6 +70,56 @@ async function cli(): Promise<number> {
   } finally {
     await database.close();
   }
+}
+
+function isOutboxArgument(verb: string, argument: string | undefined): boolean {
+  if (verb === 'list') return argument === undefined || argument === 'pending';
+  return argument === 'all' || /^[1-9][0-9]{0,15}$/.test(argument ?? '');
+}
+
+interface OutboxEntryJson {
+  id: number;
+  channel: string;
+  chat_id: string;
+  chars: number;
+  files: number;
+  attempts: number;
+  created_at: string;
+  next_attempt_at: string;
+  dead_at: string | null;
+  last_error: string | null;
+}
+
+/** `outbox list|retry` on the running server: it owns the outbox and sends what is due. */
+async function outboxCommand(verb: string, argument: string | undefined, server: { url: string; token: string | undefined }): Promise<number> {
+  const call = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, server.url), {
+        ...init,
+        headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...(server.token === undefined ? {} : { authorization: `Bearer ${server.token}` }) },
+      });
+    } catch {
+      throw new AppError('CHANNEL_UNAVAILABLE', 'server unreachable', { userMessage: `no server answers at ${server.url}; outbox commands need the running server (start it, or pass --url)` });
+    }
+    const body = (await response.json().catch(() => ({}))) as T & { message?: string };
+    if (!response.ok) throw new AppError('BAD_REQUEST', 'server refused', { userMessage: `the server answered ${response.status}: ${body.message ?? 'no reason given'}` });
+    return body;
+  };
+  if (verb === 'retry') {
+    const { retried } = await call<{ retried: number }>('/api/outbox/retry', { method: 'POST', body: JSON.stringify(argument === 'all' ? {} : { id: Number(argument) }) });
+    process.stdout.write(`${retried} dead letter${retried === 1 ? '' : 's'} sent again\n`);
+    return 0;
+  }
+  const state = argument === 'pending' ? 'pending' : 'dead';
+  const listing = await call<{ pending: number; dead: number; entries: OutboxEntryJson[] }>(`/api/outbox?state=${state}`);
+  process.stdout.write(`outbox: ${listing.pending} pending, ${listing.dead} dead\n`);
+  for (const entry of listing.entries) {
+    const when = entry.dead_at === null ? `next ${entry.next_attempt_at}` : `dead ${entry.dead_at}`;
+    const what = [entry.chars > 0 ? `${entry.chars} chars` : '', entry.files > 0 ? `${entry.files} files` : ''].filter(Boolean).join(', ');
+    process.stdout.write(`${entry.id}\t${entry.channel}\t${entry.chat_id}\t${what}\t${entry.attempts} attempts\t${when}\t${entry.last_error ?? ''}\n`);
+  }
+  return 0;
 }
 
 cli().then(

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BusStats } from './bus/types.js';
+import type { OutboxCounts, OutboxMetrics } from './channel/outbox.js';
 import type { ChannelStatus } from './channel/types.js';
 
 /** What the manager reports about the messages it handles. Labels are channel names only: never text or ids. */
@@ -16,6 +17,8 @@ export interface MessageMetrics {
 export interface MetricSources {
   bus: () => BusStats;
   channels: () => [string, ChannelStatus][];
+  /** The outbox's pending entries and dead letters, every process's together. */
+  outbox: () => Promise<OutboxCounts>;
 }
 
 /**
@@ -23,11 +26,12 @@ export interface MetricSources {
  * receipt to the final reply, the inbound queue, whether each channel runs, and Node's own
  * process metrics. One registry per server, so tests and several servers in a process never mix.
  */
-export class ServerMetrics implements MessageMetrics {
+export class ServerMetrics implements MessageMetrics, OutboxMetrics {
   readonly registry = new Registry();
   private readonly messages: Counter<'channel' | 'result'>;
   private readonly replies: Counter<'channel' | 'outcome'>;
   private readonly replySeconds: Histogram<'channel'>;
+  private readonly outboxEvents: Counter<'channel' | 'event'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -50,6 +54,25 @@ export class ServerMetrics implements MessageMetrics {
       labelNames: ['channel'],
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
       registers,
+    });
+    this.outboxEvents = new Counter({
+      name: 'deerflow_outbox_events_total',
+      help: 'Replies the platform would not take at once, by channel and event: kept (in the outbox for another attempt), delivered (by a later attempt), dead (a dead letter).',
+      labelNames: ['channel', 'event'],
+      registers,
+    });
+    new Gauge({
+      name: 'deerflow_outbox_entries',
+      help: 'Replies in the outbox now, by state: pending (waiting for another attempt) or dead (dead letters for the operator). Every process reports the shared outbox.',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const counts = await sources.outbox().catch(() => undefined);
+        this.reset();
+        if (counts === undefined) return;
+        this.set({ state: 'pending' }, counts.pending);
+        this.set({ state: 'dead' }, counts.dead);
+      },
     });
     new Gauge({
       name: 'deerflow_inbound_in_flight',
@@ -90,6 +113,10 @@ export class ServerMetrics implements MessageMetrics {
   answered(channel: string, outcome: 'ok' | 'failed', seconds: number): void {
     this.replies.inc({ channel, outcome });
     this.replySeconds.observe({ channel }, Math.max(0, seconds));
+  }
+
+  outboxEvent(channel: string, event: 'kept' | 'delivered' | 'dead'): void {
+    this.outboxEvents.inc({ channel, event });
   }
 
   /** The exposition text and its content type. */

@@ -12,6 +12,8 @@ import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
 import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
+import { SqlOutboxStore } from './db/repos/outbox-repo.js';
+import { Outbox, type OutboxCounts } from './channel/outbox.js';
 import { JournaledIntake } from './channel/journaled-intake.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
@@ -113,8 +115,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const metrics = new ServerMetrics({
     bus: () => bus.stats(),
     channels: () => [...adapters.values()].map((adapter) => [adapter.name, starter.status(adapter)]),
+    outbox: (): Promise<OutboxCounts> => outbox.counts(),
   });
   const journal = new SqlTurnJournal(database.db);
+  // Every process sends what is due: egress runs everywhere, also where a channel's ingress is on standby.
+  const outbox = new Outbox({
+    store: new SqlOutboxStore(database.db),
+    channel: (name) => adapters.get(name),
+    logger: logger.child({ component: 'outbox' }),
+    deadlineMs: config.channels.outbox_deadline_seconds * 1000,
+    metrics,
+  });
   // Every adapter commits here: a message is in the journal before the bus takes it.
   const intake = new JournaledIntake({ intake: bus, journal, logger: logger.child({ component: 'intake' }), onDuplicate: (channel) => metrics.duplicate(channel) });
   const manager = new ChannelManager({
@@ -131,6 +142,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     resolveSkill: agent.resolveSkill,
     followUps: new FollowUpsRepo(database.db),
     metrics,
+    outbox,
   });
   const deliveries = new WebhookDeliveriesRepo(database.db);
   const channelState = new ChannelStateRepo(database.db);
@@ -158,15 +170,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // they run again before new messages come in. Scaled out, the queue hands a dead worker's
   // message to another (a process starting cannot tell a dead process's turn from a live one's).
   if (isSoleProcess) await manager.resumeUnfinishedTurns(intake);
-  const housekeeping = startHousekeeping(deliveries, logger);
+  outbox.start();
+  const housekeeping = startHousekeeping(deliveries, outbox, logger);
 
   const app = await buildApp({
     runtime,
     health: () =>
-      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent.sandboxIsolation),
+      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent.sandboxIsolation, outbox),
     metrics: { render: () => metrics.render(), isPublic: config.server.metrics_public },
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
+    outbox,
     auth: {
       authenticator: createAuthenticator({ adminToken: config.auth.admin_token, users }),
       // With accounts or an operator token, every route not declared public needs a key; a
@@ -194,6 +208,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       clearInterval(housekeeping);
       manager.stop();
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
+      // After the workers: a final they could not deliver is kept for the next start.
+      await outbox.stop();
       await runtime.close();
       // The last conversations' memory updates run now rather than being lost with the process.
       await agent.close(MEMORY_FLUSH_TIMEOUT_MS);
@@ -259,13 +275,18 @@ function createEnabledChannels(
 const DELIVERY_RETENTION_MS = 8 * 24 * 60 * 60 * 1000;
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000;
 
-/** Prunes old webhook delivery records now and every hour. */
-function startHousekeeping(deliveries: WebhookDeliveriesRepo, logger: Logger): NodeJS.Timeout {
-  const prune = () =>
+/** Prunes old webhook delivery records and dead letters now and every hour. */
+function startHousekeeping(deliveries: WebhookDeliveriesRepo, outbox: Outbox, logger: Logger): NodeJS.Timeout {
+  const prune = () => {
     void deliveries
       .prune(new Date(Date.now() - DELIVERY_RETENTION_MS))
       .then((pruned) => pruned > 0 && logger.info({ pruned }, 'old webhook deliveries pruned'))
       .catch((error: unknown) => logger.warn({ err: describeError(error) }, 'pruning webhook deliveries failed'));
+    void outbox
+      .pruneDeadLetters()
+      .then((pruned) => pruned > 0 && logger.info({ pruned }, 'dead letters older than a week pruned'))
+      .catch((error: unknown) => logger.warn({ err: describeError(error) }, 'pruning dead letters failed'));
+  };
   prune();
   const timer = setInterval(prune, HOUSEKEEPING_INTERVAL_MS);
   timer.unref();
@@ -278,10 +299,18 @@ async function reportHealth(
   runtime: AgentRuntime,
   channels: [string, ChannelStatus][],
   sandbox: SandboxIsolation,
+  outbox: Outbox,
 ): Promise<HealthReport> {
   let databaseStatus: HealthReport['database'] = { ok: true, kind: database.kind };
   let busStatus: HealthReport['bus'] = { ok: true, kind: queue.kind };
+  let outboxCounts: HealthReport['outbox'];
   await Promise.all([
+    outbox.counts().then(
+      (counts) => {
+        outboxCounts = counts;
+      },
+      () => undefined,
+    ),
     database.ping().catch((error: unknown) => {
       databaseStatus = { ok: false, kind: database.kind, error: describeError(error).message };
     }),
@@ -298,5 +327,6 @@ async function reportHealth(
     channels: Object.fromEntries(channels),
     model: { configured: models.length > 0, models },
     sandbox: { isolation: sandbox.kind, isExplicit: sandbox.isExplicit, ...(sandbox.reason === undefined ? {} : { reason: sandbox.reason }) },
+    ...(outboxCounts === undefined ? {} : { outbox: outboxCounts }),
   };
 }

@@ -74,6 +74,7 @@ function cardReply(target: ReplyTarget, options: DingTalkEgressOptions, cards: C
   );
   return {
     update: (text) => inner.update(text),
+    resumeAnchor: () => inner.resumeAnchor(),
     finish: async (text, outcome) => {
       isFinishing = true;
       await inner.finish(text, outcome);

@@ -66,6 +66,8 @@ export function createDiscordEgress(options: DiscordEgressOptions): ChannelEgres
         },
       };
       const reply = createEditReply(primitives, {
+        // Set when the outbox finishes a reply that streamed into a message already.
+        placeholderId: target.replyTo.placeholderId,
         replyToMessageId: target.replyTo.messageId,
         maxChars: DISCORD_LIMITS.maxMessageChars,
         minEditIntervalMs: DISCORD_LIMITS.minEditIntervalMs,
@@ -79,6 +81,7 @@ export function createDiscordEgress(options: DiscordEgressOptions): ChannelEgres
       return {
         update: (text) => reply.update(text),
         finish: (text) => reply.finish(text).finally(() => typing.stop(channelId)),
+        resumeAnchor: () => reply.resumeAnchor(),
       };
     },
   };

@@ -61,6 +61,7 @@ export function createFeishuEgress(options: FeishuEgressOptions): ChannelEgress 
       const messageId = target.replyTo.messageId;
       return {
         update: (text) => inner.update(text),
+        resumeAnchor: () => inner.resumeAnchor(),
         async finish(text, outcome) {
           try {
             await inner.finish(text);

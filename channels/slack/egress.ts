@@ -104,6 +104,7 @@ function withReactions(inner: Reply, phase: ReplyPhase, options: { api: SlackApi
       // Without an outcome (a caller that does not know) there is no verdict to show.
       if (outcome !== undefined) await react(outcome.failed ? SLACK_REACTIONS.failed : SLACK_REACTIONS.succeeded);
     },
+    ...(inner.resumeAnchor === undefined ? {} : { resumeAnchor: inner.resumeAnchor.bind(inner) }),
   };
 }
 
@@ -162,6 +163,10 @@ export function slackEditPrimitives(options: PrimitiveOptions): EditPrimitives {
     async edit(messageId, text) {
       await admit(true);
       await api.updateMessage(channel, messageId, markdownToMrkdwn(text)).catch(blockOnLimit);
+    },
+    async remove(messageId) {
+      await admit(false);
+      await api.deleteMessage(channel, messageId).catch(blockOnLimit);
     },
   };
 }

@@ -10,6 +10,8 @@ import { TELEGRAM_LIMITS } from './limits.js';
 
 /** Attempts per final message while Telegram answers 429 (each waits out `retry_after`). */
 const FINAL_ATTEMPTS = 5;
+/** A longer `retry_after` leaves the final to the outbox instead of holding a worker (issue #15). */
+const MAX_FINAL_WAIT_MS = 5000;
 
 /**
  * A chat id core carried back, as Telegram's integer.
@@ -82,6 +84,13 @@ export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgr
       const primitives: EditPrimitives = {
         send: (text, replyToMessageId) => sendTelegramText(api, chatId, text, replyToMessageId),
         edit: (messageId, text) => editTelegramText(api, chatId, messageId, text),
+        remove: async (messageId) => {
+          try {
+            await api.deleteMessage(chatId, parseTelegramId(messageId));
+          } catch (error) {
+            throw toChannelError(error);
+          }
+        },
       };
       return createEditReply(primitives, {
         placeholderId: target.replyTo.placeholderId,
@@ -95,6 +104,7 @@ export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgr
         now,
         logger,
         finalAttempts: FINAL_ATTEMPTS,
+        maxFinalWaitMs: MAX_FINAL_WAIT_MS,
         platform: 'telegram',
       });
     },

@@ -28,6 +28,12 @@ export const intakeConfigShape = {
     .finite()
     .default(3)
     .describe('On shutdown, how long in-flight work may finish before it is cancelled.'),
+  outbox_deadline_seconds: z
+    .number()
+    .positive()
+    .finite()
+    .default(900)
+    .describe('How long a reply the platform would not take is tried again (the outbox) before it becomes a dead letter.'),
 };
 
 export interface IntakeConfig {
@@ -35,4 +41,5 @@ export interface IntakeConfig {
   max_background_runs: number;
   inbound_queue_maxsize: number;
   shutdown_grace_period_seconds: number;
+  outbox_deadline_seconds: number;
 }

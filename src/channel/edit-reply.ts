@@ -2,7 +2,7 @@ import { ChannelError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RateGate } from './rate-gate.js';
 import { splitText, truncateText } from './split.js';
-import type { Reply } from './types.js';
+import type { Reply, ReplyAnchor } from './types.js';
 
 /**
  * The two platform calls an edit-style reply needs. Both reject with a `ChannelError`
@@ -16,6 +16,11 @@ export interface EditPrimitives {
    * is already identical (Telegram's "message is not modified").
    */
   edit(messageId: string, text: string): Promise<void>;
+  /**
+   * Deletes message `messageId`. Where the platform can, a stream message the final could not
+   * replace is removed, so no stale partial or placeholder stays above the final.
+   */
+  remove?(messageId: string): Promise<void>;
 }
 
 export interface EditReplyOptions {
@@ -37,6 +42,12 @@ export interface EditReplyOptions {
   finalAttempts?: number;
   /** Platform name for errors that did not arrive as a `ChannelError`; default `unknown`. */
   platform?: string;
+  /**
+   * The longest a final waits for a rate limit within the turn. A longer `retry_after` rejects at
+   * once (with `retryAfterMs` set), so the outbox sends the final when the platform allows and
+   * no worker sits idle meanwhile. Default: no cap.
+   */
+  maxFinalWaitMs?: number;
 }
 
 const DEFAULT_FINAL_ATTEMPTS = 5;
@@ -57,15 +68,17 @@ function isBlank(text: string): boolean {
  *   failed edit makes later partials go to a newly posted message.
  * - `finish(text)` waits for the request in flight, drops pending partials, splits `text`, edits
  *   the stream message (or placeholder) with chunk 1 unless it already shows it, falls back to
- *   posting chunk 1 when that edit fails, and posts the rest, each replying to the previous bot
+ *   posting chunk 1 when that edit fails (and then removes the message it could not edit, where
+ *   the platform can), and posts the rest, each replying to the previous bot
  *   message, without waiting for the edit spacing (the final is delivered at once). Rate limits
- *   are waited out, up to `finalAttempts` tries per request; then it
+ *   are waited out, up to `finalAttempts` tries per request and none longer than
+ *   `maxFinalWaitMs`; then it
  *   rejects with the last `ChannelError`. Blank final text delivers nothing. Later calls return
  *   the first call's promise.
  *
  * Never logs message text.
  */
-export function createEditReply(primitives: EditPrimitives, options: EditReplyOptions): Reply {
+export function createEditReply(primitives: EditPrimitives, options: EditReplyOptions): Reply & Required<Pick<Reply, 'resumeAnchor'>> {
   return new EditReply(primitives, options);
 }
 
@@ -98,6 +111,14 @@ class EditReply implements Reply {
   finish(text: string): Promise<void> {
     this.finishing ??= this.deliverFinal(text);
     return this.finishing;
+  }
+
+  resumeAnchor(): ReplyAnchor {
+    const { replyToMessageId } = this.options;
+    return {
+      ...(replyToMessageId === undefined ? {} : { messageId: replyToMessageId }),
+      ...(this.target === undefined ? {} : { placeholderId: this.target }),
+    };
   }
 
   /** Starts the next partial request if one is due, or arms a timer for when it will be. */
@@ -196,8 +217,21 @@ class EditReply implements Reply {
         { gateKey: this.options.gateKey, err: describeError(error) },
         'final edit failed; sending the final reply as a new message',
       );
-      return this.withRetries(() => this.primitives.send(chunk, replyToMessageId));
+      const sent = await this.withRetries(() => this.primitives.send(chunk, replyToMessageId));
+      this.target = sent;
+      this.shown = chunk;
+      await this.removeStale(target);
+      return sent;
     }
+  }
+
+  /** Best effort: the stream message the final replaced goes, so only the final shows (issue #15). */
+  private async removeStale(messageId: string): Promise<void> {
+    const { remove } = this.primitives;
+    if (!remove) return;
+    await remove(messageId).catch((error: unknown) =>
+      this.options.logger.warn({ gateKey: this.options.gateKey, err: describeError(error) }, 'stale stream message could not be removed'),
+    );
   }
 
   /** Runs `request` once the gate is open, retrying while it is rate limited. */
@@ -205,6 +239,7 @@ class EditReply implements Reply {
     const { gate, gateKey, logger } = this.options;
     let lastError: ChannelError | undefined;
     for (let attempt = 1; attempt <= this.finalAttempts; attempt++) {
+      this.refuseLongWait();
       // No edit spacing here: a final is one short burst, which platforms allow, and holding it
       // back would delay every answer by the interval. Only an actual rate limit makes it wait.
       await gate.waitUntilOpen(gateKey);
@@ -221,6 +256,16 @@ class EditReply implements Reply {
       }
     }
     throw lastError;
+  }
+
+  /** Rejects when the gate stays closed longer than a final waits in the turn. */
+  private refuseLongWait(): void {
+    const { gate, gateKey, maxFinalWaitMs, now } = this.options;
+    const until = gate.blockedUntil(gateKey);
+    if (maxFinalWaitMs === undefined || until === undefined || until - now() <= maxFinalWaitMs) return;
+    throw new ChannelError(this.options.platform ?? 'unknown', 'CHANNEL_RATE_LIMITED', 'rate limited for longer than a final waits in its turn', {
+      retryAfterMs: until - now(),
+    });
   }
 
   private asChannelError(error: unknown): ChannelError {

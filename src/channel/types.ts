@@ -196,6 +196,12 @@ export interface Reply {
    * user's message with a result (Slack's ✅ / ❌); absent = not known, treat as success.
    */
   finish(text: string, outcome?: ReplyOutcome): Promise<void>;
+  /**
+   * Where a final sent later (by the outbox, after this reply failed to deliver it) continues
+   * this reply: the message that shows it now, to be finished in place. Absent = the target's
+   * own anchor.
+   */
+  resumeAnchor?(): ReplyAnchor;
 }
 
 /** How the request a reply answers went. */

@@ -4,6 +4,7 @@ import { authenticateRequest } from './auth.js';
 import { canonicalUrl } from './canonical-url.js';
 import { handleError, handleNotFound } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
+import { outboxRoutes } from './routes/outbox.js';
 import { consoleRoutes } from './routes/console.js';
 import { goalRoutes } from './routes/goals.js';
 import { healthRoutes } from './routes/health.js';
@@ -63,6 +64,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(memoryRoutes, { prefix: '/api', runtime: deps.runtime });
   if (deps.accounts) await app.register(accountRoutes, { prefix: '/api', ...deps.accounts });
   if (deps.skills) await app.register(skillRoutes, { prefix: '/api', skills: deps.skills });
+  if (deps.outbox) await app.register(outboxRoutes, { prefix: '/api', outbox: deps.outbox });
   await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: deps.channelRoutes ?? [] });
   // pino's Logger and Fastify's FastifyBaseLogger differ only in generics; callers need neither.
   return app as unknown as FastifyInstance;

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ChannelConnections } from '../accounts/connections.js';
 import type { SkillRegistry } from '../agent/skills/index.js';
+import type { Outbox } from '../channel/outbox.js';
 import type { UsersRepo } from '../db/repos/users-repo.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
@@ -20,6 +21,11 @@ export interface HealthReport {
    * operator chose it, `reason` = why isolation is off. Absent when the process reports none.
    */
   sandbox?: { isolation: 'bubblewrap' | 'none'; isExplicit: boolean; reason?: string };
+  /**
+   * Replies waiting in the outbox for another attempt (`pending`) and dead letters (`dead`): not
+   * delivered by their deadline, or refused by the platform. Absent when it could not be read.
+   */
+  outbox?: { pending: number; dead: number };
 }
 
 /** A channel's webhook routes, mounted at `/api/webhooks/<name>` in their own encapsulated context. */
@@ -42,6 +48,8 @@ export interface GatewayDeps {
   /** Fastify logs through it (request ids included as `reqId`). */
   logger: Logger;
   channelRoutes?: ChannelRoutes[];
+  /** Serves `/api/outbox` (the operator's view of undelivered replies) when given. */
+  outbox?: Outbox;
   /** Serves `/api/skills` when given. */
   skills?: SkillRegistry;
   /** Bearer-key authentication of every route not declared public (see `authenticateRequest`). */

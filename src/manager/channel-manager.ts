@@ -21,6 +21,7 @@ import { sleep } from '../time.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { type DedupeKey, dedupeKeyOf, type TurnJournal, type UnfinishedTurn } from '../channel/turn-journal.js';
+import type { DurableReply, Outbox } from '../channel/outbox.js';
 import { ConversationFiles } from './files.js';
 import { FollowUps, type FollowUpStore } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
@@ -61,6 +62,8 @@ export interface ChannelManagerDeps {
   followUps?: FollowUpStore;
   /** Counts messages and replies (`GET /metrics`); absent = nothing is counted. */
   metrics?: MessageMetrics;
+  /** Keeps finals, notices and files the platform would not take, and sends them again; absent = a failed delivery is only logged. */
+  outbox?: Outbox;
 }
 
 /** Who a chat identity is on this server. */
@@ -147,10 +150,10 @@ export class ChannelManager {
     if (delivery.redelivered) log.warn('message taken over from a worker that died');
     if (message.resumes !== undefined) log.warn({ resumes: message.resumes }, 'turn taken up again after the server restarted');
     log.info({ kind: message.kind, chars: message.text.length }, 'inbound accepted');
-    let reply: Reply | undefined;
+    let reply: DurableReply | undefined;
     let isReleased = false;
     try {
-      reply = channel.egress.reply(replyTargetOf(message));
+      reply = this.replyTo(message, channel);
       // Only the gate says who a chat sender is; event platforms (GitHub) name the agent's owner themselves.
       const identified =
         channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), channel, log);
@@ -231,12 +234,28 @@ export class ChannelManager {
   /** Ends a turn that will not run again with a reply that says so. */
   private async tellInterrupted(message: InboundMessage, channel: ChannelHandle): Promise<void> {
     const log = this.deps.logger.child({ channel: message.channel, chatId: message.chatId, messageId: message.messageId });
-    await channel.egress
-      .reply(replyTargetOf(message))
+    await this.replyTo(message, channel)
       .finish(MESSAGES.interruptedByRestart, FAILED)
       .catch((error: unknown) => log.warn({ err: describeError(error) }, 'could not tell that the server restarted'));
     const key = dedupeKeyOf(message);
     if (key) await this.finishTurn(key, log);
+  }
+
+  /**
+   * The reply to `message`: its final and files go through the outbox, so a platform that will
+   * not take them now gets them later (or they become a visible dead letter).
+   */
+  private replyTo(message: InboundMessage, channel: ChannelHandle): DurableReply {
+    const target = replyTargetOf(message);
+    const reply = channel.egress.reply(target);
+    if (this.deps.outbox) return this.deps.outbox.durable(message.channel, target, reply);
+    return {
+      update: (text) => reply.update(text),
+      finish: async (text, outcome, files = []) => {
+        await reply.finish(text, outcome);
+        await this.files.send(channel, target, files);
+      },
+    };
   }
 
   /** Counts the reply (for fire-and-forget runs: the run's start), timed from ingress. */
@@ -303,7 +322,7 @@ export class ChannelManager {
     return gate.requiresBoundIdentity ? MESSAGES.unboundIdentity : message;
   }
 
-  private async handleCommand(message: InboundMessage, reply: Reply, channel: ChannelHandle, signal: AbortSignal): Promise<TurnOutcome> {
+  private async handleCommand(message: InboundMessage, reply: DurableReply, channel: ChannelHandle, signal: AbortSignal): Promise<TurnOutcome> {
     const parsed = parseCommand(message.text);
     const command = parsed.isWellFormed ? this.commands.find((c) => c.name === parsed.name) : undefined;
     if (!command) {
@@ -330,7 +349,7 @@ export class ChannelManager {
    * Reference §5.2, last row: `/<name> task` runs with that skill when it is installed and
    * enabled; a disabled or unknown name is answered without running the agent.
    */
-  private async handleSlashSkillOrChat(message: InboundMessage, reply: Reply, channel: ChannelHandle, signal: AbortSignal): Promise<TurnOutcome> {
+  private async handleSlashSkillOrChat(message: InboundMessage, reply: DurableReply, channel: ChannelHandle, signal: AbortSignal): Promise<TurnOutcome> {
     const resolveSkill = this.deps.resolveSkill;
     if (resolveSkill) {
       let resolution: SlashSkillResolution;
@@ -356,7 +375,7 @@ export class ChannelManager {
   private async handleChat(
     message: InboundMessage,
     text: string,
-    reply: Reply,
+    reply: DurableReply,
     channel: ChannelHandle,
     signal: AbortSignal,
     extraContext: Record<string, unknown> = {},
@@ -383,7 +402,7 @@ export class ChannelManager {
     message: InboundMessage,
     text: string,
     threadId: string,
-    reply: Reply,
+    reply: DurableReply,
     channel: ChannelHandle,
     signal: AbortSignal,
     extraContext: Record<string, unknown>,
@@ -416,11 +435,11 @@ export class ChannelManager {
     }
     const outputs = result.failed ? { files: [], names: [] } : await this.files.presented(result.values, userId, threadId);
     const filesLine = createdFilesText(outputs.names);
-    await reply.finish([result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply, {
-      failed: result.failed,
-      awaitsAnswer: !result.failed && endsInClarification(result.values),
-    });
-    await this.files.send(channel, replyTargetOf(message), outputs.files);
+    await reply.finish(
+      [result.text, filesLine].filter((part) => part !== '').join('\n\n') || MESSAGES.emptyReply,
+      { failed: result.failed, awaitsAnswer: !result.failed && endsInClarification(result.values) },
+      outputs.files,
+    );
     return { failed: result.failed };
   }
 

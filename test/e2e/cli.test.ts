@@ -1,26 +1,6 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trackChild, withRunMarker } from '../helpers/child-processes.js';
 import { loadScaledMs } from '../helpers/load-scaled-timer.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** The bundle `npm run cli` runs, built once per test run by test/setup/bundle.ts. */
-const CLI_BUNDLE = join(ROOT, '.build/cli.mjs');
-/** `npm run cli -- …` as an operator types it, on the database the config names. */
-function cli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [CLI_BUNDLE, ...args],
-      { cwd, env: withRunMarker({ PATH: process.env.PATH ?? '' }) },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-    );
-    trackChild(child, `cli ${args.join(' ')}`);
-  });
-}
+import { runCli, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 describe('npm run cli -- user …', () => {
   let config: { path: string; dir: string };
@@ -34,30 +14,34 @@ describe('npm run cli -- user …', () => {
   });
 
   it('creates a user whose key the server then accepts, lists users, grants and revokes the shell, refuses duplicates and bad usage', async () => {
-    const created = await cli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
+    const created = await runCli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
     expect(created.code).toBe(0);
     const key = /api key \(shown once, store it now\): (dfc_\S+)/.exec(created.stdout)?.[1];
     expect(key).toBeDefined();
 
-    const listed = await cli(['--config', config.path, 'user', 'list'], config.dir);
+    const listed = await runCli(['--config', config.path, 'user', 'list'], config.dir);
     expect(listed.stdout).toMatch(/\tzoe\tshell: no\t/);
     expect(listed.stdout).not.toContain(key);
 
     // The shell grant, by name or id; the listing shows it.
-    const granted = await cli(['--config', config.path, 'user', 'grant-shell', 'zoe'], config.dir);
+    const granted = await runCli(['--config', config.path, 'user', 'grant-shell', 'zoe'], config.dir);
     expect(granted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^zoe \([0-9a-f-]{36}\): shell granted\n$/) });
-    expect((await cli(['--config', config.path, 'user', 'list'], config.dir)).stdout).toMatch(/\tzoe\tshell: granted\t/);
+    expect((await runCli(['--config', config.path, 'user', 'list'], config.dir)).stdout).toMatch(/\tzoe\tshell: granted\t/);
     const id = /\(([0-9a-f-]{36})\)/.exec(granted.stdout)?.[1] as string;
-    expect((await cli(['--config', config.path, 'user', 'revoke-shell', id], config.dir)).stdout).toBe(`zoe (${id}): shell revoked\n`);
-    expect(await cli(['--config', config.path, 'user', 'grant-shell', 'nobody-here'], config.dir)).toMatchObject({
+    expect((await runCli(['--config', config.path, 'user', 'revoke-shell', id], config.dir)).stdout).toBe(`zoe (${id}): shell revoked\n`);
+    expect(await runCli(['--config', config.path, 'user', 'grant-shell', 'nobody-here'], config.dir)).toMatchObject({
       code: 1,
       stderr: 'deerflow-channels: User not found\n',
     });
-    expect((await cli(['--config', config.path, 'user', 'grant-shell'], config.dir)).code).toBe(2);
+    expect((await runCli(['--config', config.path, 'user', 'grant-shell'], config.dir)).code).toBe(2);
 
-    const duplicate = await cli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
+    const duplicate = await runCli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
     expect(duplicate).toMatchObject({ code: 1, stderr: 'deerflow-channels: A user with this name already exists.\n' });
-    expect((await cli(['user', 'frobnicate'], config.dir)).code).toBe(2);
+    expect((await runCli(['user', 'frobnicate'], config.dir)).code).toBe(2);
+    // Outbox commands ask the running server; without one they say so.
+    const noServer = await runCli(['--config', config.path, '--url', 'http://127.0.0.1:9', 'outbox', 'list'], config.dir);
+    expect(noServer).toMatchObject({ code: 1, stderr: expect.stringContaining('no server answers at http://127.0.0.1:9') });
+    expect((await runCli(['--config', config.path, 'outbox', 'retry'], config.dir)).code).toBe(2);
 
     server = await startServerProcess(['--config', config.path], { cwd: config.dir });
     const me = await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } });

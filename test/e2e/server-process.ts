@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,18 @@ import { startLoadScaledTimer } from '../helpers/load-scaled-timer.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The bundle `npm start` runs, built once per test run by test/setup/bundle.ts. */
 export const SERVER_BUNDLE = join(ROOT, '.build/main.mjs');
+/** The bundle `npm run cli` runs, built with the server's. */
+const CLI_BUNDLE = join(ROOT, '.build/cli.mjs');
+
+/** `npm run cli -- …` as an operator types it in `cwd`; resolves with its exit code and output. */
+export function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [CLI_BUNDLE, ...args], { cwd, env: withRunMarker({ PATH: process.env.PATH ?? '' }) }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+    trackChild(child, `cli ${args.join(' ')}`);
+  });
+}
 
 /**
  * How long a server may take to say it listens on an idle machine before the wait gives up,

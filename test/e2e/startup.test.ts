@@ -23,6 +23,7 @@ describe('starting the server', () => {
       model: { configured: false, models: [] },
       // sandbox.isolation: auto, on a machine with bubblewrap (CI installs it).
       sandbox: { isolation: 'bubblewrap', isExplicit: false },
+      outbox: { pending: 0, dead: 0 },
     });
     expect(await server.stop()).toBe(0);
   });

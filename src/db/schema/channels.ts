@@ -80,3 +80,33 @@ export const channelState = pgTable(
   },
   (t) => [primaryKey({ columns: [t.platform, t.key] })],
 );
+
+/**
+ * Replies that could not be delivered at once (issue #15): a final, an error notice or files,
+ * kept with everything needed to send them again from any process, after a restart too.
+ * `next_attempt_at` is also the claim: a process taking an entry moves it past its own attempt,
+ * so another process (or the next start, after a crash) takes it up only once that passed.
+ * `dead_at` is set when `deadline` passed or the platform refused for good: a dead letter, kept
+ * for the operator to see and retry.
+ */
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    channel: text('channel').notNull(),
+    /** The `ReplyTarget`, continuing the reply in place (the placeholder or stream message it showed). */
+    target: jsonb('target').$type<Record<string, unknown>>().notNull(),
+    /** '' when only files are left to send. */
+    text: text('text').notNull(),
+    outcome: jsonb('outcome').$type<Record<string, unknown>>(),
+    files: jsonb('files').$type<Record<string, unknown>[]>().notNull().default([]),
+    attempts: smallint('attempts').notNull().default(0),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull(),
+    deadline: timestamp('deadline', { withTimezone: true }).notNull(),
+    /** Why the last attempt failed; secret-free, never the reply's text. */
+    lastError: text('last_error'),
+    deadAt: timestamp('dead_at', { withTimezone: true }),
+  },
+  (t) => [index('outbox_due_idx').on(t.nextAttemptAt).where(sql`${t.deadAt} is null`)],
+);

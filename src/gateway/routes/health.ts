@@ -12,6 +12,7 @@ export const healthReportSchema = z.object({
   sandbox: z
     .object({ isolation: z.enum(['bubblewrap', 'none']), isExplicit: z.boolean(), reason: z.string().optional() })
     .optional(),
+  outbox: z.object({ pending: z.number().int(), dead: z.number().int() }).optional(),
 });
 
 /** `GET /health`: the report with 200 when `ok`, 503 when not (so load balancers take us out). */

@@ -8,7 +8,7 @@ import { createLogger, silentLogger } from '../../../src/logger.js';
 /** An in-test chat behind the two primitives: records what a user would see and when. */
 class FakeChat implements EditPrimitives {
   readonly messages = new Map<string, { history: string[]; replyTo?: string }>();
-  readonly requests: { kind: 'send' | 'edit'; at: number; id: string; text: string }[] = [];
+  readonly requests: { kind: 'send' | 'edit' | 'remove'; at: number; id: string; text: string }[] = [];
   /** Errors for the next requests, in order; `undefined` lets one through. */
   readonly failures: (Error | undefined)[] = [];
   /** Resolve requests only when released (to hold one in flight). */
@@ -30,6 +30,13 @@ class FakeChat implements EditPrimitives {
       return id;
     });
   }
+
+  /** Set to leave out `remove` (a platform that cannot delete messages). */
+  remove?: (id: string) => Promise<void> = async (id) =>
+    this.request(() => {
+      this.requests.push({ kind: 'remove', at: Date.now(), id, text: '' });
+      if (!this.messages.delete(id)) throw new ChannelError('fake', 'CHANNEL_REJECTED', 'message to delete not found');
+    });
 
   async edit(id: string, text: string): Promise<void> {
     return this.request(() => {
@@ -249,14 +256,53 @@ describe('createEditReply: finish', () => {
     expect(chat.messages.get('100')).toEqual({ history: ['hi'], replyTo: '7' });
   });
 
-  it('sends chunk 1 as a new message when the final edit fails', async () => {
+  it('sends chunk 1 as a new message when the final edit fails, and removes the stale placeholder', async () => {
     const { chat, reply } = setup({ placeholderId: '55' });
     chat.failures.push(rejected());
     const done = reply.finish('final');
     await vi.advanceTimersByTimeAsync(1000);
     await done;
+    expect(chat.messages.has('55')).toBe(false);
+    expect([...chat.messages.values()]).toEqual([{ history: ['final'], replyTo: '7' }]);
+    expect(reply.resumeAnchor()).toEqual({ messageId: '7', placeholderId: '100' });
+  });
+
+  it('removes a stale stream message with its cursor, not only a placeholder', async () => {
+    const { chat, reply } = setup();
+    reply.update('partial ▉');
+    await flush();
+    chat.failures.push(new ChannelError('fake', 'CHANNEL_UNAVAILABLE', 'server error'));
+    await reply.finish('final');
+    expect([...chat.messages.values()].map((m) => m.history.at(-1))).toEqual(['final']);
+  });
+
+  it('leaves the placeholder where the platform cannot remove messages, and still delivers the final', async () => {
+    const chat = new FakeChat('55');
+    chat.remove = undefined;
+    const reply = createEditReply(chat, { placeholderId: '55', maxChars: 20, minEditIntervalMs: 1000, gate: new InProcessRateGate(), gateKey: 'c', now: Date.now, logger: silentLogger() });
+    chat.failures.push(rejected());
+    await reply.finish('final');
     expect(chat.text('55')).toBe('Working on it...');
-    expect(chat.messages.get('100')).toEqual({ history: ['final'], replyTo: '7' });
+    expect(chat.text('100')).toBe('final');
+  });
+
+  it('delivers the final even when the stale message cannot be removed (it is gone already)', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    chat.messages.delete('55');
+    await reply.finish('final');
+    expect(chat.requests.map((r) => r.kind)).toEqual(['edit', 'send', 'remove']);
+    expect(chat.text('100')).toBe('final');
+  });
+
+  it('names the message it streams into as where a later final continues', async () => {
+    const { reply } = setup({ placeholderId: '55' });
+    expect(reply.resumeAnchor()).toEqual({ messageId: '7', placeholderId: '55' });
+    const { reply: fresh, chat } = setup();
+    expect(fresh.resumeAnchor()).toEqual({ messageId: '7' });
+    fresh.update('partial');
+    await flush();
+    expect(chat.requests).toHaveLength(1);
+    expect(fresh.resumeAnchor()).toEqual({ messageId: '7', placeholderId: '100' });
   });
 
   it('waits out rate limits on the final and still delivers it', async () => {
@@ -268,6 +314,23 @@ describe('createEditReply: finish', () => {
     await done;
     expect(chat.text('55')).toBe('final');
     expect(chat.requests.at(-1)!.at).toBeGreaterThanOrEqual(start + 4000);
+  });
+
+  it('leaves a final to the outbox at once when the platform asks it to wait longer than maxFinalWaitMs', async () => {
+    const { chat, reply, gate } = setup({ placeholderId: '55', maxFinalWaitMs: 5000 });
+    chat.failures.push(rateLimited(6000));
+    await expect(reply.finish('final')).rejects.toMatchObject({ code: 'CHANNEL_RATE_LIMITED', retryAfterMs: 6000 });
+    // One try, refused; no second one.
+    expect(chat.failures).toEqual([]);
+    expect(chat.text('55')).toBe('Working on it...');
+    expect(gate.blockedUntil('chat-1')).toBe(Date.now() + 6000);
+  });
+
+  it('does not even try a final while the chat is blocked longer than maxFinalWaitMs', async () => {
+    const { chat, reply, gate } = setup({ placeholderId: '55', maxFinalWaitMs: 5000 });
+    gate.block('chat-1', 8000);
+    await expect(reply.finish('final')).rejects.toMatchObject({ code: 'CHANNEL_RATE_LIMITED', retryAfterMs: 8000 });
+    expect(chat.requests).toEqual([]);
   });
 
   it('rejects with the last ChannelError after finalAttempts rate limits', async () => {

@@ -23,6 +23,7 @@ describe('the gateway route inventory', () => {
       auth: { authenticator: { authenticate: async () => undefined }, isPrincipalRequired: true },
       accounts: { users: {} as never, connections: {} as never },
       skills: {} as never,
+      outbox: {} as never,
       metrics: { render: async () => ({ contentType: 'text/plain', body: '' }), isPublic: false },
       channelRoutes: [{ name: 'github', routes: async (webhook) => void webhook.post('/', async () => ({})) }],
     });
