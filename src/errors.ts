@@ -149,3 +149,25 @@ export class ConflictError extends AppError {
     this.name = 'ConflictError';
   }
 }
+
+/**
+ * Whether `error` says the database could not be reached (refused, dropped, shutting down, or
+ * starting up), as opposed to a query it refused: the first passes once the database is back,
+ * the second never does. Looks through `cause` chains (drizzle and our own errors wrap the
+ * driver's).
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08') || SERVER_GOING_AWAY.has(code))) return true;
+  }
+  return false;
+}
+
+/**
+ * Node's socket errors and postgres.js's lost connections. Not its `CONNECTION_ENDED` and
+ * `CONNECTION_DESTROYED`: those mean this process closed the pool (it is stopping).
+ */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'CONNECTION_CLOSED', 'CONNECT_TIMEOUT']);
+/** PostgreSQL's class 57P: admin shutdown, crash shutdown, cannot connect now (starting up). Class 08 (connection exceptions) is matched by prefix. */
+const SERVER_GOING_AWAY = new Set(['57P01', '57P02', '57P03']);

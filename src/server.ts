@@ -77,6 +77,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const agentsDir = options.agentsDir ?? (config.agents.dir === undefined ? DEFAULT_AGENTS_DIR : resolve(config.agents.dir));
   const runtime = await createEmbeddedRuntime({
     db: database.db,
+    // Scaled out, a dead process's run frees its thread by the time its message is handed on
+    // (half the handover), so the takeover does not wait for it; alone, leases only guard restarts.
+    ...(isSoleProcess ? {} : { leaseMs: (config.redis.handover_seconds * 1000) / 2 }),
     models: config.models,
     agentsDir,
     defaultAgentsDir: DEFAULT_AGENTS_DIR,
@@ -143,6 +146,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     followUps: new FollowUpsRepo(database.db),
     metrics,
     outbox,
+    // A message that meets a database outage waits as long as a reply that meets a platform's.
+    databaseWaitMs: config.channels.outbox_deadline_seconds * 1000,
   });
   const deliveries = new WebhookDeliveriesRepo(database.db);
   const channelState = new ChannelStateRepo(database.db);

@@ -29,7 +29,7 @@ const QUEUE_NAME = 'inbound';
 const JOB_NAME = 'message';
 /** Failed jobs kept for inspection (`bull:…:failed`); the handler reports its own errors, so few land there. */
 const FAILED_JOBS_KEPT = 1000;
-const DEFAULT_HANDOVER_MS = 30_000;
+const DEFAULT_HANDOVER_MS = 10_000;
 /** Longest wait for one Redis command of intake (and `ping`); past it the message is refused. */
 const COMMAND_TIMEOUT_MS = 2000;
 /** How long stopping waits for Redis to confirm; a Redis that is down must not hang shutdown. */
@@ -90,8 +90,11 @@ export class RedisBus implements InboundBus {
       connection,
       prefix: this.options.prefix ?? 'deerflow',
       concurrency: this.options.concurrency,
+      // A dead worker's lock runs out within half the handover and the next stall check, a quarter
+      // later, hands its message on; a live worker renews every quarter, so a stall of the event
+      // loop shorter than that never hands a message it still runs to another process.
       lockDuration: (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 2,
-      stalledInterval: (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 2,
+      stalledInterval: (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 4,
     });
     worker.on('error', (error) => this.options.logger.warn({ err: describeError(error) }, 'inbound worker error'));
     this.worker = { worker, connection };

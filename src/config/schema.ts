@@ -34,8 +34,8 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
           .number()
           .min(1)
           .max(600)
-          .default(30)
-          .describe('How soon a message whose process died mid-way is answered by another process.'),
+          .default(10)
+          .describe('How soon a message whose process died mid-way is taken up by another process.'),
       })
       .prefault({}),
     auth: z

@@ -14,7 +14,7 @@ import type {
   ReplyTarget,
 } from '../channel/types.js';
 import type { Delivery } from '../bus/types.js';
-import { AppError, describeError, ThreadBusyError } from '../errors.js';
+import { AppError, describeError, isDatabaseUnavailable, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { MessageMetrics } from '../metrics.js';
 import { sleep } from '../time.js';
@@ -64,6 +64,8 @@ export interface ChannelManagerDeps {
   metrics?: MessageMetrics;
   /** Keeps finals, notices and files the platform would not take, and sends them again; absent = a failed delivery is only logged. */
   outbox?: Outbox;
+  /** How long a message that met a database outage waits for the database before it is told of an error; default 15 minutes. */
+  databaseWaitMs?: number;
 }
 
 /** Who a chat identity is on this server. */
@@ -84,6 +86,8 @@ export interface IdentityBinding {
 /** How one chat turn ended, for deciding whether a redelivery may retry. */
 interface TurnOutcome {
   failed: boolean;
+  /** The sender was told why nothing ran (unbound, identity unavailable). */
+  told?: boolean;
 }
 
 /** What a run produced: the answer text ('' when none), its final state, and whether it failed. */
@@ -153,20 +157,25 @@ export class ChannelManager {
     let reply: DurableReply | undefined;
     let isReleased = false;
     try {
-      reply = this.replyTo(message, channel);
-      // Only the gate says who a chat sender is; event platforms (GitHub) name the agent's owner themselves.
-      const identified =
-        channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), channel, log);
-      if (typeof identified === 'string') {
-        await reply.finish(identified, FAILED);
+      const answer = this.replyTo(message, channel);
+      reply = answer;
+      const outcome = await this.untilDatabaseAnswers(async () => {
+        // Only the gate says who a chat sender is; event platforms (GitHub) name the agent's owner themselves.
+        const identified =
+          channel.capabilities.requiresBoundIdentity === false ? message : await this.identify(withoutIdentity(message), channel, log);
+        if (typeof identified === 'string') {
+          await answer.finish(identified, FAILED);
+          return { failed: false, told: true };
+        }
+        if (delivery.redelivered) await this.awaitDeadRun(identified, signal, log);
+        return identified.kind === 'command'
+          ? this.handleCommand(identified, answer, channel, signal)
+          : this.handleSlashSkillOrChat(identified, answer, channel, signal);
+      }, signal, log);
+      if (outcome.told) {
         this.answered(message, 'failed');
         return;
       }
-      if (delivery.redelivered) await this.awaitDeadRun(identified, signal, log);
-      const outcome =
-        identified.kind === 'command'
-          ? await this.handleCommand(identified, reply, channel, signal)
-          : await this.handleSlashSkillOrChat(identified, reply, channel, signal);
       if (outcome.failed && key) {
         await this.release(key, log);
         isReleased = true;
@@ -258,6 +267,25 @@ export class ChannelManager {
     };
   }
 
+  /**
+   * Runs `attempt` again while it fails because the database cannot be reached (issue #15): the
+   * person keeps seeing the placeholder and is answered once the database is back, for up to
+   * `databaseWaitMs`. Nothing of the turn ran yet when such an error surfaces (the run starts
+   * only once its thread and run rows are written), so running it again doubles nothing.
+   */
+  private async untilDatabaseAnswers<T>(attempt: () => Promise<T>, signal: AbortSignal, log: Logger): Promise<T> {
+    const deadline = this.now() + (this.deps.databaseWaitMs ?? DEFAULT_DATABASE_WAIT_MS);
+    for (let waitMs = FIRST_DATABASE_RETRY_MS; ; waitMs = Math.min(waitMs * 2, MAX_DATABASE_RETRY_MS)) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || signal.aborted || this.now() + waitMs > deadline) throw error;
+        log.warn({ err: describeError(error), retryInMs: waitMs }, 'database unreachable; the message waits for it');
+        await sleep(waitMs, signal).catch(() => undefined);
+      }
+    }
+  }
+
   /** Counts the reply (for fire-and-forget runs: the run's start), timed from ingress. */
   private answered(message: InboundMessage, outcome: 'ok' | 'failed'): void {
     this.deps.metrics?.answered(message.channel, outcome, (this.now() - message.receivedAt) / 1000);
@@ -312,6 +340,8 @@ export class ChannelManager {
         binding = await gate.findBinding(message.channel, { externalAccountId: message.userId });
       }
     } catch (error) {
+      // An outage is waited out by the caller; only a lookup that fails otherwise is refused here.
+      if (isDatabaseUnavailable(error)) throw error;
       log.error({ err: describeError(error) }, 'identity lookup failed');
       if (gate.requiresBoundIdentity) return MESSAGES.identityUnavailable;
       return message;
@@ -581,6 +611,9 @@ export class ChannelManager {
 /** The outcome of replies that say something went wrong (an error, a refusal, a busy thread). */
 const FAILED = { failed: true } as const;
 const FIRST_DELIVERY: Delivery = { redelivered: false };
+const DEFAULT_DATABASE_WAIT_MS = 15 * 60_000;
+const FIRST_DATABASE_RETRY_MS = 500;
+const MAX_DATABASE_RETRY_MS = 5000;
 /** A turn is run again once after a crash; a second crash on it is told, not run (the turn may be the cause). */
 const MAX_RESUMES = 1;
 /** An interrupted turn older than this is told, not run: the person has likely moved on. */

@@ -4,6 +4,9 @@
  * as real ones do. Each process works `channels.max_concurrency` (5) messages at once, so with a
  * slow model the second process should nearly double throughput; the ratio is the figure.
  * Needs `--database-url` and `--redis-url` (or `DATABASE_URL` / `REDIS_URL`).
+ *
+ * Then the takeover (issue #15): a process killed (-9) mid-answer, another process finishing the
+ * same reply; the time from the kill to the final on screen, against `redis.handover_seconds`.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
@@ -23,6 +26,8 @@ export interface ScaleOutBenchOptions {
   redisUrl: string | undefined;
   /** How long the fake model takes per answer, spread over its chunks. */
   modelMs?: number;
+  /** Kills per handover setting in the takeover part; default 5. */
+  takeoverRounds?: number;
 }
 
 const CHUNKS = 10;
@@ -83,6 +88,62 @@ async function run(processes: number, options: ScaleOutBenchOptions & { database
   }
 }
 
+/** What the person sees once the message is taken over. */
+const TAKEN_OVER = 'Answered after the takeover.';
+
+/**
+ * `rounds` kills: the one running process takes a slow message, a second one starts, the first
+ * is killed mid-answer, and the time until the second shows the final is measured. The survivor
+ * is the working process of the next round.
+ */
+async function takeover(rounds: number, handoverSeconds: number, options: { databaseUrl: string; redisUrl: string }): Promise<number[]> {
+  const database = await freshDatabase(options.databaseUrl);
+  const keyPrefix = `bench-${randomUUID().slice(0, 8)}`;
+  const telegram = new FakeTelegram();
+  const model = new FakeOpenAI();
+  const asked = new Map<string, number>();
+  model.respond = (request) => {
+    const question = lastUserText(request.messages);
+    const attempt = (asked.get(question) ?? 0) + 1;
+    asked.set(question, attempt);
+    return attempt === 1 ? { chunks: Array.from({ length: 200 }, (_, i) => `slow${i} `), chunkDelayMs: 250 } : { text: TAKEN_OVER };
+  };
+  await Promise.all([telegram.start(), model.start()]);
+  const start = () =>
+    startChatBenchServer({
+      model,
+      databaseUrl: database.url,
+      extraConfig: `redis: { url: "${options.redisUrl}", key_prefix: ${keyPrefix}, handover_seconds: ${handoverSeconds} }`,
+      channel: `telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }`,
+    });
+  const takeoverMs: number[] = [];
+  let working = await start();
+  const running = [working];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const chatId = 9800 + round;
+      telegram.sendUserMessage({ chatId, chatType: 'private', text: `question ${chatId}` });
+      await telegram.waitFor(() => telegram.botMessages(chatId).some((m) => m.text.startsWith('slow0')), 120_000);
+      const next = await start();
+      running.push(next);
+      const killedAt = Date.now();
+      working.kill('SIGKILL');
+      await telegram.waitFor(() => telegram.botMessages(chatId).some((m) => m.text === TAKEN_OVER), 120_000);
+      takeoverMs.push(Date.now() - killedAt);
+      working = next;
+    }
+    return takeoverMs;
+  } finally {
+    await Promise.all(running.map(stopProcess));
+    await Promise.all([telegram.stop(), model.stop()]);
+    await database.drop();
+    const redis = new Redis(options.redisUrl);
+    const keys = await redis.keys(`${keyPrefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  }
+}
+
 export async function runScaleOutBench(options: ScaleOutBenchOptions): Promise<void> {
   const { databaseUrl, redisUrl } = options;
   if (databaseUrl === undefined || redisUrl === undefined) {
@@ -101,4 +162,14 @@ export async function runScaleOutBench(options: ScaleOutBenchOptions): Promise<v
   console.log(
     `${'ratio (two / one)'.padEnd(24)} ${(two.perSecond / one.perSecond).toFixed(2).padStart(9)} ${(two.p50Ms / one.p50Ms).toFixed(2).padStart(9)} ${(two.p99Ms / one.p99Ms).toFixed(2).padStart(9)}`,
   );
+  const rounds = options.takeoverRounds ?? 5;
+  console.log(`\ntakeover: a process killed (-9) mid-answer, ${rounds} rounds; kill to the final on screen, from the other process`);
+  console.log(`${'handover_seconds'.padEnd(18)} ${'p50 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'p50 / handover'.padStart(15)}`);
+  for (const handoverSeconds of [10, 4]) {
+    const sorted = (await takeover(rounds, handoverSeconds, { databaseUrl, redisUrl })).sort((a, b) => a - b);
+    const p50 = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
+    console.log(
+      `${String(handoverSeconds).padEnd(18)} ${String(p50).padStart(9)} ${String(sorted.at(-1)).padStart(9)} ${(p50 / (handoverSeconds * 1000)).toFixed(2).padStart(15)}`,
+    );
+  }
 }

@@ -113,7 +113,8 @@ export async function startProcess(
 
 /** SIGTERM, then resolves once the process exited (at once when it already has). */
 export async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  // A process killed by a signal has no exit code, only its signal.
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.on('exit', resolve));
   child.kill('SIGTERM');
   await exited;
