@@ -12,7 +12,7 @@
  * screen) is printed as a ratio to it.
  */
 import type { ChildProcess } from 'node:child_process';
-import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
+import { answerByAttempt, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { SERVER_BUNDLE, startProcess, stopProcess, writeChatBenchConfig } from './server-process.js';
 import { percentile } from './stats.js';
@@ -39,14 +39,11 @@ export async function runFaultsBench(options: FaultsBenchOptions): Promise<void>
 async function killMidAnswer(options: FaultsBenchOptions): Promise<void> {
   const telegram = new FakeTelegram();
   const model = new FakeOpenAI();
-  const asked = new Map<string, number>();
   // Every first attempt streams slowly (40 deltas 250 ms apart), so the kill lands mid-answer.
-  model.respond = (request) => {
-    const question = lastUserText(request.messages);
-    const attempt = (asked.get(question) ?? 0) + 1;
-    asked.set(question, attempt);
-    return attempt === 1 ? { chunks: Array.from({ length: 40 }, (_, i) => `${question}-part${i} `), chunkDelayMs: 250 } : { text: answerTo(question) };
-  };
+  const { respond, asked } = answerByAttempt((question, attempt) =>
+    attempt === 1 ? { chunks: Array.from({ length: 40 }, (_, i) => `${question}-part${i} `), chunkDelayMs: 250 } : { text: answerTo(question) },
+  );
+  model.respond = respond;
   await Promise.all([telegram.start(), model.start()]);
   const configPath = writeServerConfig(telegram, model);
   const startMs: number[] = [];

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
+import { answerByAttempt, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { answerTo } from './final-watcher.js';
 import { startChatBenchServer, stopProcess } from './server-process.js';
@@ -51,9 +51,22 @@ async function freshDatabase(url: string): Promise<{ url: string; drop: () => Pr
   };
 }
 
-async function run(processes: number, options: ScaleOutBenchOptions & { databaseUrl: string; redisUrl: string }): Promise<LatencySummary> {
+/** A fresh database and Redis key prefix for one deployment; `cleanUp` drops both. */
+async function freshDeployment(options: { databaseUrl: string; redisUrl: string }) {
   const database = await freshDatabase(options.databaseUrl);
   const keyPrefix = `bench-${randomUUID().slice(0, 8)}`;
+  const cleanUp = async () => {
+    await database.drop();
+    const redis = new Redis(options.redisUrl);
+    const keys = await redis.keys(`${keyPrefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  };
+  return { database, keyPrefix, cleanUp };
+}
+
+async function run(processes: number, options: ScaleOutBenchOptions & { databaseUrl: string; redisUrl: string }): Promise<LatencySummary> {
+  const { database, keyPrefix, cleanUp } = await freshDeployment(options);
   const telegram = new FakeTelegram();
   const model = new FakeOpenAI();
   await Promise.all([telegram.start(), model.start()]);
@@ -80,11 +93,7 @@ async function run(processes: number, options: ScaleOutBenchOptions & { database
   } finally {
     await Promise.all(servers.map(stopProcess));
     await Promise.all([telegram.stop(), model.stop()]);
-    await database.drop();
-    const redis = new Redis(options.redisUrl);
-    const keys = await redis.keys(`${keyPrefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await cleanUp();
   }
 }
 
@@ -97,17 +106,12 @@ const TAKEN_OVER = 'Answered after the takeover.';
  * is the working process of the next round.
  */
 async function takeover(rounds: number, handoverSeconds: number, options: { databaseUrl: string; redisUrl: string }): Promise<number[]> {
-  const database = await freshDatabase(options.databaseUrl);
-  const keyPrefix = `bench-${randomUUID().slice(0, 8)}`;
+  const { database, keyPrefix, cleanUp } = await freshDeployment(options);
   const telegram = new FakeTelegram();
   const model = new FakeOpenAI();
-  const asked = new Map<string, number>();
-  model.respond = (request) => {
-    const question = lastUserText(request.messages);
-    const attempt = (asked.get(question) ?? 0) + 1;
-    asked.set(question, attempt);
-    return attempt === 1 ? { chunks: Array.from({ length: 200 }, (_, i) => `slow${i} `), chunkDelayMs: 250 } : { text: TAKEN_OVER };
-  };
+  model.respond = answerByAttempt((_question, attempt) =>
+    attempt === 1 ? { chunks: Array.from({ length: 200 }, (_, i) => `slow${i} `), chunkDelayMs: 250 } : { text: TAKEN_OVER },
+  ).respond;
   await Promise.all([telegram.start(), model.start()]);
   const start = () =>
     startChatBenchServer({
@@ -136,11 +140,7 @@ async function takeover(rounds: number, handoverSeconds: number, options: { data
   } finally {
     await Promise.all(running.map(stopProcess));
     await Promise.all([telegram.stop(), model.stop()]);
-    await database.drop();
-    const redis = new Redis(options.redisUrl);
-    const keys = await redis.keys(`${keyPrefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await cleanUp();
   }
 }
 

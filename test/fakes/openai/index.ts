@@ -1,5 +1,5 @@
 /** A fake OpenAI Chat Completions server for the real `@langchain/openai` client (sdk-recipes §7). */
-export { FakeOpenAI, echoResponder, lastUserText } from './server.js';
+export { answerByAttempt, FakeOpenAI, echoResponder, lastUserText } from './server.js';
 export type {
   FakeChatMessage,
   FakeChatRequest,

@@ -77,6 +77,21 @@ export function lastUserText(messages: FakeChatMessage[]): string {
   return user ? messageText(user) : '';
 }
 
+/**
+ * A responder that answers the last user text by how often it was asked (1-based `attempt`), for
+ * faults where a message runs again (a crash, a takeover); `asked` holds the counts.
+ */
+export function answerByAttempt(answer: (question: string, attempt: number) => FakeReply): { respond: FakeResponder; asked: Map<string, number> } {
+  const asked = new Map<string, number>();
+  const respond: FakeResponder = (request) => {
+    const question = lastUserText(request.messages);
+    const attempt = (asked.get(question) ?? 0) + 1;
+    asked.set(question, attempt);
+    return answer(question, attempt);
+  };
+  return { respond, asked };
+}
+
 /** Default responder: `Echo: <last user message text>`. */
 export const echoResponder: FakeResponder = (request) => ({ text: `Echo: ${lastUserText(request.messages)}` });
 
