@@ -1,13 +1,14 @@
 import type { DWClientDownStream } from 'dingtalk-stream';
-import { classifyText } from '../../src/channel/commands.js';
-import { parseConnectCommand } from '../../src/channel/connect.js';
+import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
+import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
-import type { ChannelDeps, ChannelStatus, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
+import type { ChannelDeps, ChannelStatus, ReplyTarget } from '../../src/channel/types.js';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { CardApi } from './card.js';
+import { type DecideContext, decideRobotMessage } from './decide.js';
 import { WORKING_TEXT } from './limits.js';
-import { type ParsedRobotMessage, parseRobotMessage, stripLeadingMentions } from './parse.js';
+import { parseRobotMessage } from './parse.js';
 import { robotMessageSchema } from './schemas.js';
 import type { RobotSender, SessionWebhooks } from './sender.js';
 import { StreamConnection } from './stream.js';
@@ -23,30 +24,39 @@ export interface DingTalkIngressOptions {
   sessions: SessionWebhooks;
   /** Present in card mode: the acknowledgement is a card the reply streams into. */
   cards?: CardApi;
+  /** How long `stop()` lets admissions in flight finish; default 4000 ms. */
+  stopTimeoutMs?: number;
 }
 
 /**
- * Stream-mode ingress: robot messages are parsed, `/connect` is handled first, then the
- * allow-list; a message is deduplicated by its `msgId`, admitted (reserve, acknowledgement,
- * commit) and only then is the callback acked. A message the intake refused is not acked, so
- * DingTalk redelivers it later (about 60 s). Never logs message text.
+ * Stream-mode transport: each robot message callback is read, decided (`decide.ts`) and admitted
+ * through core's pipeline, one chat's in order; the callback is acked once the message is settled.
+ * One the intake refused is not acked, so DingTalk redelivers it (about 60 s later). Never logs
+ * message text.
  */
 export class DingTalkIngress {
   private readonly connection: StreamConnection;
-  private readonly commandNames: ReadonlySet<string>;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly context: DecideContext;
+  private readonly pipeline: IngressPipeline;
+  private readonly runner: IngressRunner;
   private isRunning = false;
   /** Why it is not running, secret-free: the start failure, or `stopped`. */
   private notRunningReason = 'not started';
 
   constructor(private readonly options: DingTalkIngressOptions) {
-    this.commandNames = new Set(options.deps.commands.map((c) => c.name));
+    this.context = {
+      allowedUsers: new Set(options.allowedUsers),
+      commandNames: new Set(options.deps.commands.map((c) => c.name)),
+      canBind: options.deps.binder !== undefined,
+    };
+    this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.logger);
+    this.runner = new IngressRunner(options.logger);
     this.connection = new StreamConnection({
       apiUrl: options.apiUrl,
       clientId: options.clientId,
       clientSecret: options.clientSecret,
       logger: options.logger,
-      onRobotMessage: (frame) => this.track(this.handle(frame)),
+      onRobotMessage: (frame) => void this.receive(frame),
     });
   }
 
@@ -65,95 +75,53 @@ export class DingTalkIngress {
     this.isRunning = false;
     this.notRunningReason = 'stopped';
     this.connection.stop();
-    await Promise.allSettled([...this.inFlight]);
+    await this.runner.stop(this.options.stopTimeoutMs ?? 4000);
   }
 
   status(): ChannelStatus {
     return this.isRunning ? { running: true } : { running: false, reason: this.notRunningReason };
   }
 
-  private track(work: Promise<void>): void {
-    const tracked = work.catch((error: unknown) => {
-      this.options.logger.error({ err: describeError(error) }, 'DingTalk robot message handling failed');
-    });
-    this.inFlight.add(tracked);
-    void tracked.finally(() => this.inFlight.delete(tracked));
+  /** DingTalk's side of the pipeline: answers through the robot, the acknowledgement as a card or a text. */
+  private adapter(): IngressAdapter {
+    const { sender } = this.options;
+    return {
+      platform: 'dingtalk',
+      say: (target, text) => sender.text(target, text),
+      acknowledge: (message) => this.acknowledge({ chatId: message.chatId, isPrivateChat: message.isPrivateChat, replyTo: { messageId: message.messageId as string } }),
+      refusal: 'redeliver',
+    };
   }
 
-  private async handle(frame: DWClientDownStream): Promise<void> {
+  private async receive(frame: DWClientDownStream): Promise<void> {
+    const receivedAt = this.options.deps.now();
     const ack = () => this.connection.ack(frame.headers.messageId);
-    let data: unknown;
+    const message = this.read(frame.data);
+    if (message === undefined) return ack();
+    if (message.sessionWebhook) this.options.sessions.remember(message.messageId, message.sessionWebhook);
+    const decision = decideRobotMessage(message, this.context);
+    const outcome = await this.runner.run(message.chatId, () => this.pipeline.admit(decision, receivedAt));
+    // Refused (or failed): left unacknowledged, DingTalk sends it again.
+    if (outcome !== undefined && outcome !== 'refused') ack();
+  }
+
+  /** The callback's robot message, or undefined (logged) when it is unreadable or asks nothing. */
+  private read(data: string): ReturnType<typeof parseRobotMessage> {
+    let json: unknown;
     try {
-      data = JSON.parse(frame.data);
+      json = JSON.parse(data);
     } catch {
       this.options.logger.warn('DingTalk robot message with unreadable data; dropped');
-      return ack();
+      return undefined;
     }
-    const checked = robotMessageSchema.safeParse(data);
+    const checked = robotMessageSchema.safeParse(json);
     if (!checked.success) {
       logMalformedEvent(this.options.logger, 'dingtalk', 'robot_message', checked.error);
-      return ack();
+      return undefined;
     }
-    const raw = checked.data;
-    const message = parseRobotMessage(raw);
-    if (message === undefined) {
-      this.options.logger.debug({ msgtype: raw.msgtype }, 'DingTalk robot message without usable content; dropped');
-      return ack();
-    }
-    if (message.sessionWebhook) this.options.sessions.remember(message.messageId, message.sessionWebhook);
-    const target: ReplyTarget = { chatId: message.chatId, isPrivateChat: message.isPrivateChat, replyTo: { messageId: message.messageId } };
-    if (await this.bindIfConnect(message, target)) return ack();
-    const { allowedUsers } = this.options;
-    if (allowedUsers.length > 0 && !allowedUsers.includes(message.userId)) {
-      this.options.logger.info({ chatId: message.chatId }, 'DingTalk sender not in allowed_users; dropped');
-      return ack();
-    }
-    if (await this.admit(message, target, allowedUsers.length > 0)) ack();
-  }
-
-  /** `/connect <code>` before the allow-list (reference §5.3); resolves true when it was one. */
-  private async bindIfConnect(message: ParsedRobotMessage, target: ReplyTarget): Promise<boolean> {
-    const binder = this.options.deps.binder;
-    const code = binder === undefined ? undefined : parseConnectCommand(message.text);
-    if (binder === undefined || code === undefined) return false;
-    const answer = await binder.bind('dingtalk', {
-      identity: { externalAccountId: message.userId, ...(message.isPrivateChat ? {} : { workspaceId: message.conversationId }) },
-      code,
-      ...(message.userName === undefined ? {} : { accountName: message.userName }),
-      metadata: { conversation_type: message.isPrivateChat ? '1' : '2', conversation_id: message.conversationId },
-    });
-    await this.options.sender.text(target, answer).catch((error: unknown) => {
-      this.options.logger.warn({ err: describeError(error) }, 'DingTalk bind answer not delivered');
-    });
-    return true;
-  }
-
-  /** Dedupe, reserve, acknowledge, commit; resolves true when the callback may be acked. */
-  private async admit(message: ParsedRobotMessage, target: ReplyTarget, isAllowListed: boolean): Promise<boolean> {
-    const { deps, logger } = this.options;
-    const claim = await deps.deliveries.begin(message.messageId, 'robot_message');
-    if (claim.kind !== 'new') {
-      logger.info({ claim: claim.kind }, 'DingTalk redelivered a robot message; not handled again');
-      return true;
-    }
-    let reservation: Awaited<ReturnType<ChannelDeps['intake']['reserve']>>;
-    try {
-      reservation = await deps.intake.reserve();
-    } catch (error) {
-      await deps.deliveries.fail(message.messageId);
-      logger.warn({ err: describeError(error) }, 'DingTalk robot message refused by the intake; left for redelivery');
-      return false;
-    }
-    try {
-      const placeholderId = await this.acknowledge(target);
-      await reservation.commit(this.inbound(message, placeholderId, isAllowListed));
-    } catch (error) {
-      reservation.release();
-      await deps.deliveries.fail(message.messageId);
-      throw error;
-    }
-    await deps.deliveries.finish(message.messageId, { admitted: true });
-    return true;
+    const message = parseRobotMessage(checked.data);
+    if (message === undefined) this.options.logger.debug({ msgtype: checked.data.msgtype }, 'DingTalk robot message without usable content; dropped');
+    return message;
   }
 
   /** The "working" acknowledgement: an AI card (its id is the placeholder) or a text. Never rejects. */
@@ -170,26 +138,5 @@ export class DingTalkIngress {
       logger.warn({ err: describeError(error) }, 'DingTalk acknowledgement not delivered');
     });
     return undefined;
-  }
-
-  private inbound(message: ParsedRobotMessage, placeholderId: string | undefined, isAllowListed: boolean): InboundMessage {
-    // `@someone /status` is a command: the manager parses the text the classification read.
-    const bare = stripLeadingMentions(message.text);
-    const kind = classifyText(bare, this.commandNames);
-    return {
-      channel: 'dingtalk',
-      chatId: message.chatId,
-      userId: message.userId,
-      senderIsAllowlisted: isAllowListed,
-      // The conversation id scopes dedupe (reference §9); bindings use it only in groups (§6.0).
-      workspaceId: message.conversationId,
-      messageId: message.messageId,
-      text: kind === 'command' ? bare : message.text,
-      kind,
-      isPrivateChat: message.isPrivateChat,
-      replyTo: { messageId: message.messageId, ...(placeholderId === undefined ? {} : { placeholderId }) },
-      receivedAt: this.options.deps.now(),
-      ...(message.files.length === 0 ? {} : { files: message.files }),
-    };
   }
 }

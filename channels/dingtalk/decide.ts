@@ -1,0 +1,57 @@
+import { classifyText } from '../../src/channel/commands.js';
+import { parseConnectCommand } from '../../src/channel/connect.js';
+import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
+import { type ParsedRobotMessage, stripLeadingMentions } from './parse.js';
+
+export interface DecideContext {
+  /** `allowed_users`; empty = everyone. */
+  allowedUsers: ReadonlySet<string>;
+  commandNames: ReadonlySet<string>;
+  /** `channel_connections` is on for DingTalk: `/connect <code>` binds. */
+  canBind: boolean;
+}
+
+/**
+ * What a robot message asks of core (reference §6.5), pure: `/connect <code>` binds (before the
+ * allow-list, so a person not yet allowed can bind); a sender outside `allowed_users` is
+ * ignored; anything else goes to the agent, deduplicated by its `msgId`.
+ */
+export function decideRobotMessage(message: ParsedRobotMessage, context: DecideContext): IngressDecision {
+  const deliveryKey = message.messageId;
+  const code = context.canBind ? parseConnectCommand(message.text) : undefined;
+  if (code !== undefined) {
+    return {
+      kind: 'bind',
+      deliveryKey,
+      request: {
+        identity: { externalAccountId: message.userId, ...(message.isPrivateChat ? {} : { workspaceId: message.conversationId }) },
+        code,
+        ...(message.userName === undefined ? {} : { accountName: message.userName }),
+        metadata: { conversation_type: message.isPrivateChat ? '1' : '2', conversation_id: message.conversationId },
+      },
+      answerTo: { chatId: message.chatId, isPrivateChat: message.isPrivateChat, replyTo: { messageId: message.messageId } },
+    };
+  }
+  const isAllowListed = context.allowedUsers.size > 0;
+  if (isAllowListed && !context.allowedUsers.has(message.userId)) return { kind: 'ignore', reason: NOT_ALLOWED };
+  // `@someone /status` is a command: the manager parses the text the classification read.
+  const bare = stripLeadingMentions(message.text);
+  const kind = classifyText(bare, context.commandNames);
+  return {
+    kind: 'forward',
+    deliveryKey,
+    message: {
+      channel: 'dingtalk',
+      chatId: message.chatId,
+      userId: message.userId,
+      senderIsAllowlisted: isAllowListed,
+      // The conversation id scopes dedupe (reference §9); bindings use it only in groups (§6.0).
+      workspaceId: message.conversationId,
+      messageId: message.messageId,
+      text: kind === 'command' ? bare : message.text,
+      kind,
+      isPrivateChat: message.isPrivateChat,
+      ...(message.files.length === 0 ? {} : { files: message.files }),
+    },
+  };
+}
