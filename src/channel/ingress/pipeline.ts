@@ -167,7 +167,7 @@ export class IngressPipeline {
     this.lastRefusalLogAt = now;
     this.refusalsUnlogged = 0;
     this.logger.warn(
-      { err: describeError(error), refusedMeanwhile, then: this.adapter.refusal === 'tell' ? 'told' : 'left for redelivery' },
+      { err: describeError(error), refusedMeanwhile, handling: this.adapter.refusal === 'tell' ? 'told' : 'left for redelivery' },
       'inbound message refused by the intake',
     );
   }

@@ -108,7 +108,12 @@ describe('IngressPipeline', () => {
 
   it('binds with the binder and answers in the chat, committing nothing', async () => {
     const requests: unknown[] = [];
-    const binder: ChatBinder = { bind: async (provider, request) => (requests.push([provider, request.code]), 'Connected.') };
+    const binder: ChatBinder = {
+      bind: async (provider, request) => {
+        requests.push([provider, request.code]);
+        return 'Connected.';
+      },
+    };
     const { adapter, intake, pipeline } = setup({ binder });
     const target: ReplyTarget = { chatId: 'c1', isPrivateChat: true, replyTo: { messageId: 'm9' } };
     const decision: IngressDecision = { kind: 'bind', deliveryKey: 'k9', request: { identity: { externalAccountId: 'u1' }, code: 'ABC' }, answerTo: target };
@@ -130,7 +135,16 @@ describe('IngressRunner', () => {
     const runner = new IngressRunner(silentLogger());
     const order: string[] = [];
     let releaseFirst: () => void = () => undefined;
-    const first = runner.run('a', () => new Promise<void>((resolve) => (releaseFirst = () => (order.push('a1'), resolve()))));
+    const first = runner.run(
+      'a',
+      () =>
+        new Promise<void>((resolve) => {
+          releaseFirst = () => {
+            order.push('a1');
+            resolve();
+          };
+        }),
+    );
     const failing = runner.run('a', async () => {
       order.push('a2');
       throw new Error('boom');
