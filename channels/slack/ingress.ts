@@ -1,16 +1,20 @@
 import { App, type Receiver, SocketModeReceiver, type webApi } from '@slack/bolt';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
-import type { ChannelDeps, ChannelStatus, InboundMessage, InboundReservation } from '../../src/channel/types.js';
+import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
+import { IngressRunner } from '../../src/channel/ingress/runner.js';
+import type { ChannelDeps, ChannelStatus } from '../../src/channel/types.js';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import { settledWithin, within } from '../../src/time.js';
+import { within } from '../../src/time.js';
 import type { SlackApi } from './api.js';
 import { boltLogger, noopReceiver } from './bolt.js';
 import { WORKSPACE_KEY } from './budget.js';
 import { SLACK_REACTIONS } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
-import { decideEvent, slackEventCallbackSchema, slackMessageEventSchema } from './events.js';
+import { decideEvent } from './decide.js';
+import { slackEventCallbackSchema, slackMessageEventSchema } from './events.js';
 
 /** Everything this adapter says to users by itself (reference §6.1). */
 export const SLACK_REPLIES = { working: 'Working on it...' } as const;
@@ -31,28 +35,28 @@ export interface SlackIngressOptions {
   stopTimeoutMs?: number;
 }
 
-type PendingMessage = Omit<InboundMessage, 'replyTo' | 'receivedAt'>;
-
 /**
- * Events in, acknowledgements out. Bolt acknowledges every envelope before our listener runs;
- * the listener only queues work, so each channel's acknowledgements run in order on their own
- * chain. A message is claimed once (by team, channel and ts, so Slack's retries and the
- * `app_mention` + `message` pair of one mention count once) before anything is posted.
+ * The transport: Bolt takes events (Socket Mode or HTTP) and acknowledges every envelope before
+ * our listener runs, so the listener only decides (`decide.ts`) and hands the message to core's
+ * pipeline, each channel's in order. Slack does not send an acknowledged event again: a message
+ * the intake refused is answered with the busy notice.
  */
 export class SlackIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
   private app: App | undefined;
   private identity: { teamId: string; botUserId: string } | undefined;
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly inFlight = new Set<Promise<void>>();
   private readonly allowedUsers: ReadonlySet<string>;
   private readonly commandNames: ReadonlySet<string>;
   private readonly logger: Logger;
+  private readonly pipeline: IngressPipeline;
+  private readonly runner: IngressRunner;
 
   constructor(private readonly options: SlackIngressOptions) {
     this.allowedUsers = new Set(options.allowedUsers);
     this.commandNames = new Set(options.deps.commands.map((command) => command.name));
     this.logger = options.deps.logger;
+    this.pipeline = new IngressPipeline(this.adapter(), options.deps, this.logger);
+    this.runner = new IngressRunner(this.logger);
   }
 
   status(): ChannelStatus {
@@ -95,9 +99,7 @@ export class SlackIngress {
     if (!app) return;
     const deadline = this.options.deps.now() + (this.options.stopTimeoutMs ?? 4000);
     await app.stop().catch((error: unknown) => this.logger.warn({ err: describeError(error) }, 'Slack stop was not clean'));
-    while (this.inFlight.size > 0 && this.options.deps.now() < deadline) {
-      await settledWithin(Promise.allSettled([...this.inFlight]), Math.max(0, deadline - this.options.deps.now()));
-    }
+    await this.runner.stop(Math.max(0, deadline - this.options.deps.now()));
     this.state = { running: false, reason: 'stopped' };
   }
 
@@ -212,80 +214,35 @@ export class SlackIngress {
       commandNames: this.commandNames,
       canBind: this.options.deps.binder !== undefined,
     });
-    if (decision.action === 'ignore') {
-      const level = decision.reason === 'not-allowed' ? 'info' : 'debug';
-      this.logger[level]({ channel: event.channel, reason: decision.reason }, 'Slack message ignored');
-      return;
-    }
-    const claimKey = `${teamId}:${event.channel}:${event.ts}`;
-    this.enqueue(event.channel, async () => {
-      const claim = await this.claim(claimKey, event.type);
-      if (claim === 'taken') {
-        this.logger.info({ channel: event.channel }, 'Slack message already taken; ignored');
-        return;
-      }
-      const isDone =
-        decision.action === 'bind'
-          ? await this.bind(event.channel, event.ts, decision.request)
-          : await this.acknowledge(decision.message, receivedAt);
-      if (claim === 'unrecorded') return;
-      const { deliveries } = this.options.deps;
-      await (isDone ? deliveries.finish(claimKey, {}) : deliveries.fail(claimKey)).catch((error: unknown) => {
-        this.logger.warn({ err: describeError(error) }, 'Slack delivery outcome not recorded');
-      });
-    });
+    void this.runner.run(event.channel, () => this.pipeline.admit(decision, receivedAt));
   }
 
-  /**
-   * Claims a message once across retries and processes. Fails open, as the manager's dedupe does:
-   * with the store down, answering twice beats never answering.
-   */
-  private async claim(key: string, event: string): Promise<'new' | 'taken' | 'unrecorded'> {
-    try {
-      return (await this.options.deps.deliveries.begin(key, event)).kind === 'new' ? 'new' : 'taken';
-    } catch (error) {
-      this.logger.warn({ err: describeError(error) }, 'Slack delivery store unavailable; processing anyway');
-      return 'unrecorded';
-    }
+  /** Slack's side of the pipeline: answers and placeholders in the message's thread, 👀 on the message. */
+  private adapter(): IngressAdapter {
+    return {
+      platform: 'slack',
+      say: async (target, text) => {
+        await this.post(target.chatId, text, target.topicId ?? target.replyTo.messageId);
+      },
+      acknowledge: (message) => this.acknowledge(message),
+      withdraw: async (message, placeholderId) => {
+        await this.options.api.deleteMessage(message.chatId, placeholderId).catch((error: unknown) => {
+          this.logger.warn({ err: describeError(error) }, 'Slack placeholder not withdrawn');
+        });
+      },
+      refusal: 'tell',
+    };
   }
 
-  private async bind(channel: string, ts: string, request: Parameters<NonNullable<ChannelDeps['binder']>['bind']>[1]): Promise<boolean> {
-    const binder = this.options.deps.binder;
-    if (!binder) return false;
-    // The code stays out of logs: only the binder's reply is sent, and it never contains it.
-    const text = await binder.bind('slack', request);
-    await this.post(channel, text, ts);
-    return true;
-  }
-
-  /** Reserve, then 👀 and the placeholder (chat only), then commit: a full intake sends nothing. */
-  private async acknowledge(message: PendingMessage, receivedAt: number): Promise<boolean> {
-    let reservation: InboundReservation;
-    try {
-      reservation = await this.options.deps.intake.reserve();
-    } catch (error) {
-      this.logger.warn({ channel: message.chatId, err: describeError(error) }, 'inbound intake refused a Slack message');
-      return false;
-    }
-    try {
-      const messageTs = message.messageId as string;
-      const [placeholderId] = await Promise.all([
-        message.kind === 'chat' ? this.post(message.chatId, SLACK_REPLIES.working, message.topicId) : Promise.resolve(undefined),
-        this.options.api.addReaction(message.chatId, messageTs, SLACK_REACTIONS.received).catch((error: unknown) => {
-          this.logger.debug({ err: describeError(error) }, 'Slack reaction not added');
-        }),
-      ]);
-      await reservation.commit({
-        ...message,
-        receivedAt,
-        replyTo: placeholderId === undefined ? { messageId: messageTs } : { messageId: messageTs, placeholderId },
-      });
-      return true;
-    } catch (error) {
-      reservation.release();
-      this.logger.warn({ channel: message.chatId, err: describeError(error) }, 'inbound commit failed');
-      return false;
-    }
+  /** 👀 on the message and, for chat, the placeholder in its thread. Never rejects. */
+  private async acknowledge(message: PendingInbound): Promise<string | undefined> {
+    const [placeholderId] = await Promise.all([
+      message.kind === 'chat' ? this.post(message.chatId, SLACK_REPLIES.working, message.topicId) : Promise.resolve(undefined),
+      this.options.api.addReaction(message.chatId, message.messageId as string, SLACK_REACTIONS.received).catch((error: unknown) => {
+        this.logger.debug({ err: describeError(error) }, 'Slack reaction not added');
+      }),
+    ]);
+    return placeholderId;
   }
 
   /** Posts `text` in the thread unless Slack asked the workspace to wait; resolves with its ts, or `undefined`. */
@@ -300,18 +257,6 @@ export class SlackIngress {
       this.logger.warn({ channel, err: describeError(channelError) }, 'Slack acknowledgement not sent');
       return undefined;
     }
-  }
-
-  private enqueue(channel: string, task: () => Promise<void>): void {
-    const next = (this.chains.get(channel) ?? Promise.resolve()).then(task).catch((error: unknown) => {
-      this.logger.error({ channel, err: describeError(error) }, 'Slack acknowledgement failed');
-    });
-    this.chains.set(channel, next);
-    this.inFlight.add(next);
-    next.finally(() => {
-      this.inFlight.delete(next);
-      if (this.chains.get(channel) === next) this.chains.delete(channel);
-    });
   }
 }
 

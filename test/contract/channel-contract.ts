@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChannelAdapter, ChannelDefinition, ChatBinder, ChatBindRequest, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
+import { INGRESS_TEXTS } from '../../src/channel/ingress/pipeline.js';
 import { silentLogger } from '../../src/logger.js';
 import { RecordingIntake } from '../helpers/recording-intake.js';
 import { testChannelDeps } from '../helpers/channel-deps.js';
@@ -116,6 +117,12 @@ export interface ChannelContractDescriptor<Config> {
    * with the platform (Telegram: the update is not confirmed). Default false: it is dropped.
    */
   keepsRefusedMessages?: boolean;
+  /**
+   * A message the intake refused is answered with core's busy notice (`INGRESS_TEXTS.busy`),
+   * because the platform would not send it again (issue #15: refusals are never silent).
+   * Default false: nothing is shown.
+   */
+  tellsRefusals?: boolean;
   /** Starts a fresh fake platform; `allowedUsers` goes into `config` as the allow-list. */
   startPlatform(options: { allowedUsers?: string[] }): Promise<PlatformHarness>;
 }
@@ -315,12 +322,21 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       ]);
     });
 
-    it(`sends nothing to the chat when the intake is full${descriptor.keepsRefusedMessages ? ', and takes the message once there is room' : ''}`, async () => {
+    const refusalCase = descriptor.tellsRefusals
+      ? 'tells the person to send it again when the intake is full, and posts nothing else'
+      : `sends nothing to the chat when the intake is full${descriptor.keepsRefusedMessages ? ', and takes the message once there is room' : ''}`;
+    it(refusalCase, async () => {
       const started = await startChannel();
       started.intake.isFull = true;
       const refused = await started.platform.sendUserMessage({ chat: 'private', text: 'refused', userId: alice });
       await started.intake.waitUntil(() => started.intake.refused === 1);
-      expect(started.platform.botMessages(refused.chatId).filter((m) => m.replyTo === refused.messageId)).toEqual([]);
+      const answersToRefused = () => started.platform.botMessages(refused.chatId).filter((m) => m.replyTo === refused.messageId);
+      if (descriptor.tellsRefusals) {
+        const told = await started.platform.waitFor(() => answersToRefused().find((m) => m.text === INGRESS_TEXTS.busy));
+        expect(answersToRefused()).toEqual([told]);
+      } else {
+        expect(answersToRefused()).toEqual([]);
+      }
       started.intake.isFull = false;
       const kept = await sendAndCommit(started, { chat: 'private', text: 'kept', userId: alice });
       if (descriptor.keepsRefusedMessages) {
@@ -329,7 +345,7 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
         expect(started.platform.botMessages(refused.chatId).filter((m) => m.replyTo === refused.messageId)).toHaveLength(acknowledgementOf(started.adapter) === 'none' ? 0 : 1);
       } else {
         expect(started.intake.committed.map((m) => m.messageId)).toEqual([kept.sent.messageId]);
-        expect(started.platform.botMessages(refused.chatId).filter((m) => m.replyTo === refused.messageId)).toEqual([]);
+        expect(answersToRefused().map((m) => m.text)).toEqual(descriptor.tellsRefusals ? [INGRESS_TEXTS.busy] : []);
       }
       const refusedAcks = started.platform.botMessages(refused.chatId).filter((m) => m.replyTo === refused.messageId).map((m) => m.messageId);
       expect(strayAnswers(started, kept.sent.chatId, kept.sent.messageId, refusedAcks)).toEqual([]);

@@ -72,6 +72,8 @@ for (const isNativeStreaming of [true, false]) {
     threadModel: { private: 'per-root-message', group: 'per-root-message' },
     // Native stream appends are Tier 4 (one per 600 ms here); chat.update is Tier 3 (one per 1200 ms).
     minEditIntervalMs: isNativeStreaming ? 600 : 1200,
+    // Bolt acknowledges every event before we see it: Slack will not send a refused one again.
+    tellsRefusals: true,
     startPlatform: ({ allowedUsers }) => startFakeSlack({ ...(allowedUsers === undefined ? {} : { allowedUsers }), isNativeStreaming }),
   });
 }

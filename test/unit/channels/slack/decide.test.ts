@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type DecideContext, decideEvent, type SlackMessageEvent, stripLeadingMention } from '../../../../channels/slack/events.js';
+import { type DecideContext, decideEvent, stripLeadingMention } from '../../../../channels/slack/decide.js';
+import type { SlackMessageEvent } from '../../../../channels/slack/events.js';
 
 const CONTEXT: DecideContext = {
   botUserId: 'UBOT',
@@ -22,12 +23,14 @@ describe('decideEvent', () => {
     ['no sender', { user: undefined }, 'no-sender'],
     ['only our mention', { text: '<@UBOT>  ' }, 'empty'],
   ])('ignores %s', (_name, extra, reason) => {
-    expect(decideEvent(event(extra), CONTEXT)).toEqual({ action: 'ignore', reason });
+    expect(decideEvent(event(extra), CONTEXT)).toEqual({ kind: 'ignore', reason });
   });
 
   it('forwards a top-level channel message as a new conversation keyed by its ts', () => {
     expect(decideEvent(event({ type: 'app_mention', text: '<@UBOT> /new now', channel_type: undefined }), CONTEXT)).toEqual({
-      action: 'forward',
+      kind: 'forward',
+      // Claimed by team, channel and ts: Slack's retries and the app_mention + message pair count once.
+      deliveryKey: 'T1:C1:10.000100',
       message: expect.objectContaining({
         chatId: 'C1',
         topicId: '10.000100',
@@ -43,17 +46,19 @@ describe('decideEvent', () => {
 
   it('continues a thread and recognises DMs', () => {
     const decision = decideEvent(event({ channel: 'D1', channel_type: 'im', thread_ts: '9.000001' }), CONTEXT);
-    expect(decision).toMatchObject({ action: 'forward', message: { topicId: '9.000001', isPrivateChat: true } });
+    expect(decision).toMatchObject({ kind: 'forward', message: { topicId: '9.000001', isPrivateChat: true } });
   });
 
   it('binds before the allow-list, and drops senders outside it', () => {
     const listed = { ...CONTEXT, allowedUsers: new Set(['U9']) };
     expect(decideEvent(event({ text: '<@UBOT> /connect AbC' }), listed)).toEqual({
-      action: 'bind',
+      kind: 'bind',
+      deliveryKey: 'T1:C1:10.000100',
+      answerTo: { chatId: 'C1', topicId: '10.000100', isPrivateChat: false, replyTo: { messageId: '10.000100' } },
       request: { identity: { externalAccountId: 'U1', workspaceId: 'T1' }, code: 'AbC', accountName: 'U1', metadata: { team_id: 'T1', channel_id: 'C1' } },
     });
-    expect(decideEvent(event({ text: '/connect AbC' }), { ...listed, canBind: false })).toEqual({ action: 'ignore', reason: 'not-allowed' });
-    expect(decideEvent(event({ user: 'U9' }), listed)).toMatchObject({ action: 'forward', message: { senderIsAllowlisted: true } });
+    expect(decideEvent(event({ text: '/connect AbC' }), { ...listed, canBind: false })).toEqual({ kind: 'ignore', reason: 'not-allowed' });
+    expect(decideEvent(event({ user: 'U9' }), listed)).toMatchObject({ kind: 'forward', message: { senderIsAllowlisted: true } });
   });
 
   it('takes a file share without text', () => {
@@ -62,7 +67,7 @@ describe('decideEvent', () => {
       CONTEXT,
     );
     expect(decision).toMatchObject({
-      action: 'forward',
+      kind: 'forward',
       message: { files: [{ name: 'a.png', mimeType: 'image/png', isImage: true, declaredSize: 3, ref: 'https://files.slack.com/a' }] },
     });
   });
