@@ -1,18 +1,28 @@
 import { ChannelType, type Client, Events, type Message } from 'discord.js';
+import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type IngressAdapter, type IngressOutcome, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
+import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
-import type { ChannelDeps, ChannelStatus, ChatBinder, InboundMessage, InboundReservation } from '../../src/channel/types.js';
+import type { ChannelDeps, ChannelStatus } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import { settledWithin } from '../../src/time.js';
 import type { DiscordApi } from './api.js';
+import { type DecideContext, decideMessage, type MessageFacts, THREAD_NAME } from './decide.js';
+import { replyReferenceFor } from './egress.js';
 import { gatewayCloseError, toChannelError } from './errors.js';
 import { discordInboundFiles } from './files.js';
-import { decideMessage, type MessageFacts, type Route, type RoutingContext } from './routing.js';
 import { discordMessageCreateSchema } from './schemas.js';
 import type { ThreadMap } from './threads.js';
 import type { TypingIndicators } from './typing.js';
 
 /** The reaction that says "seen, working on it" (reference §6.3 uses ✅; 👀 reads as "looking"). */
 export const ACK_REACTION = '👀';
+
+/**
+ * `platformData` of a message answered in the thread it started: the channel its starter message
+ * sits in, where the acknowledgement reaction goes (the thread shares the message's id).
+ */
+const STARTER_CHANNEL_ID = 'starterChannelId';
 
 export interface DiscordIngressOptions {
   /** A new gateway client for each start: discord.js does not log a destroyed client in again. */
@@ -22,31 +32,35 @@ export interface DiscordIngressOptions {
   threads: ThreadMap;
   typing: TypingIndicators;
   deps: ChannelDeps;
-  routing: Omit<RoutingContext, 'botUserId' | 'isOwnThread' | 'canBind' | 'commandNames'>;
+  routing: Omit<DecideContext, 'botUserId' | 'isOwnThread' | 'canBind' | 'commandNames'>;
   /** How long `start()` waits for READY and the servers; default 30000 ms. */
   startTimeoutMs?: number;
-  /** How long `stop()` lets acknowledgements in flight finish; default 4000 ms. */
+  /** How long `stop()` lets admissions and acknowledgements in flight finish; default 4000 ms. */
   stopTimeoutMs?: number;
 }
 
 /**
  * The gateway half: discord.js holds the websocket (heartbeats, RESUME after a drop, a new
- * IDENTIFY after an invalid session), hands each MESSAGE_CREATE here, and this decides,
- * reserves, acknowledges and commits. Each channel's messages are handled in order on their
- * own promise chain.
+ * IDENTIFY after an invalid session) and hands each MESSAGE_CREATE here; it is decided
+ * (`decide.ts`) and admitted through core's pipeline, each channel's messages in order. The
+ * gateway never sends a message again, so one the intake refused is answered with the busy notice.
  */
 export class DiscordIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
   /** The gateway client while started (or starting). */
   private client: Client | undefined;
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly pipeline: IngressPipeline;
+  private readonly runner: IngressRunner;
+  /** Acknowledgement reactions under way: not awaited by the admission (reactions have a tight bucket). */
+  private readonly reactions = new Set<Promise<void>>();
   private readonly commandNames: ReadonlySet<string>;
   /** Set while `start()` waits for READY: a gateway that closes for good fails the start. */
   private gatewayClosed: ((error: Error) => void) | undefined;
 
   constructor(private readonly options: DiscordIngressOptions) {
     this.commandNames = new Set(options.deps.commands.map((command) => command.name));
+    this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.deps.logger);
+    this.runner = new IngressRunner(options.deps.logger);
   }
 
   /** Listens to a new client's gateway events. */
@@ -131,29 +145,49 @@ export class DiscordIngress {
     deps.logger.info({ bot: client.user?.id, guilds: client.guilds.cache.size }, 'Discord gateway connected');
   }
 
-  /** Closes the gateway, then lets acknowledgements in flight finish, within `stopTimeoutMs`. */
+  /** Closes the gateway, then lets admissions and reactions in flight finish, within `stopTimeoutMs`. */
   async stop(): Promise<void> {
     const { typing, deps } = this.options;
     const client = this.client;
     this.client = undefined;
     await client?.destroy();
-    const deadline = deps.now() + (this.options.stopTimeoutMs ?? 4000);
-    while (this.inFlight.size > 0 && deps.now() < deadline) {
-      await settledWithin(Promise.allSettled([...this.inFlight]), Math.max(0, deadline - deps.now()));
-    }
+    const timeoutMs = this.options.stopTimeoutMs ?? 4000;
+    const deadline = deps.now() + timeoutMs;
+    await this.runner.stop(timeoutMs);
+    await settledWithin(Promise.allSettled([...this.reactions]), Math.max(0, deadline - deps.now()));
     typing.stopAll();
     this.state = { running: false, reason: 'stopped' };
   }
 
-  private receive(message: Message): void {
-    const receivedAt = this.options.deps.now();
-    this.enqueue(message.channelId, () => this.handle(message, receivedAt));
+  /** Discord's side of the pipeline: its texts reply to the message; the acknowledgement is 👀 and "typing…", no placeholder. */
+  private adapter(): IngressAdapter {
+    const { api, typing } = this.options;
+    return {
+      platform: 'discord',
+      say: async (target, text) => {
+        await api.sendText(target.chatId, text, replyReferenceFor(target.chatId, target.replyTo.messageId));
+      },
+      place: (message) => this.place(message),
+      acknowledge: async (message) => {
+        this.react(message);
+        typing.start(message.chatId);
+        return undefined;
+      },
+      // A message whose commit failed gets no reply to end its "typing…".
+      withdraw: async (message) => typing.stop(message.chatId),
+      refusal: 'tell',
+    };
   }
 
-  private async handle(discordMessage: Message, receivedAt: number): Promise<void> {
+  private receive(message: Message): void {
+    const receivedAt = this.options.deps.now();
+    void this.runner.run(message.channelId, () => this.admit(message, receivedAt));
+  }
+
+  private async admit(message: Message, receivedAt: number): Promise<IngressOutcome> {
     const { deps, threads } = this.options;
     const botUserId = this.client?.user?.id ?? '';
-    const facts = factsOf(discordMessage, botUserId);
+    const facts = factsOf(message, botUserId);
     const isOwnThread = facts.thread === undefined ? false : await threads.isOwnThread(facts.thread.id);
     const decision = decideMessage(facts, {
       ...this.options.routing,
@@ -162,81 +196,37 @@ export class DiscordIngress {
       canBind: deps.binder !== undefined,
       commandNames: this.commandNames,
     });
-    if (decision.action === 'ignore') {
-      const level = decision.reason === 'not-allowed' || decision.reason === 'guild-not-allowed' ? 'info' : 'debug';
-      deps.logger[level]({ channelId: facts.channelId, userId: facts.author.id, reason: decision.reason }, 'Discord message ignored');
-      return;
-    }
-    if (decision.action === 'bind') {
-      // The code stays out of logs: only the binder's reply is sent, and it never contains it.
-      const text = await (deps.binder as ChatBinder).bind('discord', decision.request);
-      await this.options.api.sendText(facts.channelId, text, facts.messageId);
-      return;
-    }
-    await this.acknowledge(facts, decision.route, decision.message, receivedAt);
+    return this.pipeline.admit(decision, receivedAt);
   }
 
-  /** Reserve before any Discord side effect (reference §6.3), then thread, reaction, typing, commit. */
-  private async acknowledge(facts: MessageFacts, route: Route, message: Omit<InboundMessage, 'replyTo' | 'receivedAt' | 'chatId' | 'topicId'>, receivedAt: number): Promise<void> {
-    const { deps, api, typing } = this.options;
-    let reservation: InboundReservation;
-    try {
-      reservation = await deps.intake.reserve();
-    } catch (error) {
-      deps.logger.warn({ channelId: facts.channelId, err: describeError(error) }, 'inbound intake refused a Discord message');
-      return;
-    }
-    try {
-      const { chatId, topicId } = await this.placeOf(facts, route);
-      this.track(
-        api.react(facts.channelId, facts.messageId, ACK_REACTION).catch((error: unknown) => {
-          deps.logger.debug({ channelId: facts.channelId, err: describeError(error) }, 'Discord acknowledgement reaction not added');
-        }),
-      );
-      typing.start(chatId);
-      await reservation.commit({ ...message, chatId, ...(topicId === undefined ? {} : { topicId }), receivedAt, replyTo: { messageId: facts.messageId } });
-    } catch (error) {
-      reservation.release();
-      typing.stop(facts.channelId);
-      deps.logger.warn({ channelId: facts.channelId, err: describeError(error) }, 'Discord inbound commit failed');
-    }
+  /**
+   * Starts the thread a message asked for (`decide.ts` `THREAD_NAME`), once it holds a place in
+   * the intake: nothing is posted for a message the intake refuses. Without a thread (channel
+   * type, permissions) it is answered in the channel.
+   */
+  private async place(message: PendingInbound): Promise<PendingInbound> {
+    const { platformData, ...rest } = message;
+    const name = platformData?.[THREAD_NAME];
+    if (typeof name !== 'string') return message;
+    const threadId = await this.options.threads.threadFor(message.chatId, message.messageId as string, name);
+    if (threadId === undefined) return rest;
+    return { ...rest, chatId: threadId, topicId: threadId, platformData: { [STARTER_CHANNEL_ID]: message.chatId } };
   }
 
-  /** The conversation and the channel the reply goes to (see `ids.ts`). */
-  private async placeOf(facts: MessageFacts, route: Route): Promise<{ chatId: string; topicId?: string }> {
-    switch (route.kind) {
-      case 'dm':
-        return { chatId: facts.channelId };
-      case 'thread':
-        return { chatId: route.threadId, topicId: route.threadId };
-      case 'channel':
-        return { chatId: facts.channelId, topicId: route.topicId };
-      case 'new-thread': {
-        const threadId = await this.options.threads.threadFor(facts.channelId, facts.messageId, route.name);
-        return threadId === undefined ? { chatId: facts.channelId, topicId: facts.messageId } : { chatId: threadId, topicId: threadId };
-      }
-    }
-  }
-
-  private track(promise: Promise<void>): void {
-    this.inFlight.add(promise);
-    promise.finally(() => this.inFlight.delete(promise));
-  }
-
-  private enqueue(channelId: string, task: () => Promise<void>): void {
-    const { logger } = this.options.deps;
-    const next = (this.chains.get(channelId) ?? Promise.resolve()).then(task).catch((error: unknown) => {
-      logger.error({ channelId, err: describeError(error) }, 'Discord message handling failed');
+  /** 👀 on the message, not awaited. Never rejects. */
+  private react(message: PendingInbound): void {
+    const { api, deps } = this.options;
+    const starterChannelId = message.platformData?.[STARTER_CHANNEL_ID];
+    const channelId = typeof starterChannelId === 'string' ? starterChannelId : message.chatId;
+    const reaction = api.react(channelId, message.messageId as string, ACK_REACTION).catch((error: unknown) => {
+      deps.logger.debug({ channelId, err: describeError(error) }, 'Discord acknowledgement reaction not added');
     });
-    this.chains.set(channelId, next);
-    this.track(next);
-    next.finally(() => {
-      if (this.chains.get(channelId) === next) this.chains.delete(channelId);
-    });
+    this.reactions.add(reaction);
+    void reaction.finally(() => this.reactions.delete(reaction));
   }
 }
 
-/** A discord.js message as routing sees it. */
+/** A discord.js message as `decideMessage` sees it. */
 export function factsOf(message: Message, botUserId: string): MessageFacts {
   const channel = message.channel;
   const isDm = message.guildId === null;

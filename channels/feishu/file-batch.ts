@@ -1,5 +1,5 @@
+import type { PendingInbound } from '../../src/channel/ingress/decision.js';
 import type { JsonValue } from '../../src/channel/types.js';
-import type { PendingInbound } from './ingress.js';
 
 /** How long after someone's first lone file their next ones join it (reference §6.4). */
 export const FILE_BATCH_WINDOW_MS = 750;
@@ -37,6 +37,8 @@ export function sourceMessageIds(messageId: string, platformData: Readonly<Recor
 
 interface OpenBatch {
   messages: PendingInbound[];
+  /** When its first message was received: the batch's receipt time. */
+  receivedAt: number;
   timer: ReturnType<typeof setTimeout>;
   done: Promise<boolean>;
   close: () => void;
@@ -50,14 +52,14 @@ interface OpenBatch {
 export class FileBatches {
   private readonly open = new Map<string, OpenBatch>();
 
-  /** `admit` takes each merged batch; its result is what every message of the batch resolves with. */
+  /** `admit` takes each merged batch and its first message's receipt time; its result is what every message of the batch resolves with. */
   constructor(
-    private readonly admit: (merged: PendingInbound) => Promise<boolean>,
+    private readonly admit: (merged: PendingInbound, receivedAt: number) => Promise<boolean>,
     private readonly windowMs = FILE_BATCH_WINDOW_MS,
   ) {}
 
-  /** Adds a lone file; resolves once its batch was admitted (true) or refused (false). Rejects as `admit` does. */
-  add(message: PendingInbound): Promise<boolean> {
+  /** Adds a lone file received at `receivedAt`; resolves once its batch was admitted (true) or refused (false). Rejects as `admit` does. */
+  add(message: PendingInbound, receivedAt: number): Promise<boolean> {
     const key = `${message.chatId}\n${message.userId}`;
     const joined = this.open.get(key);
     if (joined !== undefined) {
@@ -68,8 +70,9 @@ export class FileBatches {
     const ended = new Promise<void>((resolve) => (windowEnded = resolve));
     const batch: OpenBatch = {
       messages: [message],
+      receivedAt,
       timer: setTimeout(() => batch.close(), this.windowMs),
-      done: ended.then(() => this.admit(mergeBatch(batch.messages))),
+      done: ended.then(() => this.admit(mergeBatch(batch.messages), batch.receivedAt)),
       close: () => {
         clearTimeout(batch.timer);
         // Closed at once: a file arriving from now on starts the next batch.

@@ -1,22 +1,20 @@
 import * as lark from '@larksuiteoapi/node-sdk';
-import { classifyText } from '../../src/channel/commands.js';
-import { parseConnectCommand } from '../../src/channel/connect.js';
+import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
+import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
-import type { ChannelDeps, ChannelStatus, InboundFile, InboundMessage, InboundReservation, RequestWindow } from '../../src/channel/types.js';
+import type { ChannelDeps, ChannelStatus, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import { settledWithin, within } from '../../src/time.js';
+import { within } from '../../src/time.js';
 import { type FeishuApi, sdkLogger } from './api.js';
 import type { CardRegistry } from './cards.js';
+import { decideMessage } from './decide.js';
 import { FEISHU_REACTIONS } from './egress.js';
 import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
-import { encodeFileRef } from './files.js';
-import { parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
-import { sourcePreview, withSourcePreview } from './render.js';
+import { withSourcePreview } from './render.js';
 import { type FeishuMessageEvent, feishuMessageEventSchema } from './schemas.js';
 import type { GroupTopics } from './topics.js';
-
-export type { FeishuMessageEvent } from './schemas.js';
 
 export interface FeishuIngressOptions {
   api: FeishuApi;
@@ -33,99 +31,34 @@ export interface FeishuIngressOptions {
   cards?: CardRegistry;
   /** Group conversations Feishu's reply chain would split (answers to the agent's questions). */
   topics: GroupTopics;
-  /** How long `stop()` lets acknowledgements in flight finish; default 4000 ms. */
+  /** How long `stop()` lets admissions in flight finish; default 4000 ms. */
   stopTimeoutMs?: number;
 }
 
-/** What a message turned into before any platform call: pure, see {@link decideMessage}. */
-export type MessageDecision =
-  | { kind: 'drop'; reason: string }
-  | { kind: 'connect'; code: string; messageId: string; chatId: string; userId: string }
-  | { kind: 'inbound'; message: PendingInbound };
-
-/** An inbound message before its acknowledgement. */
-export type PendingInbound = Omit<InboundMessage, 'replyTo' | 'receivedAt'>;
-
 /**
- * Decides what to do with one event (reference §6.4, §5.3): people only; text/post/image/file,
- * non-empty; `/connect <code>` before `allowed_users`; p2p chats are one conversation, group
- * messages start one per root message (replies in a topic, including replies to the bot's cards,
- * carry the root's id and continue it; {@link GroupTopics} refines this with what it remembers).
- * Leading mentions are stripped to classify commands. A message inside a topic carries a short
- * preview of itself for the answer card, which shows what it answers.
- */
-export function decideMessage(
-  event: FeishuMessageEvent,
-  context: { allowedUsers: ReadonlySet<string>; commandNames: ReadonlySet<string>; botOpenId: string | undefined; canBind: boolean },
-): MessageDecision {
-  const message = event.message;
-  const userId = event.sender?.sender_id?.open_id;
-  if (event.sender?.sender_type !== 'user') return { kind: 'drop', reason: 'not a person' };
-  if (message?.message_id === undefined || message.chat_id === undefined || userId === undefined) return { kind: 'drop', reason: 'incomplete event' };
-  if (context.botOpenId !== undefined && userId === context.botOpenId) return { kind: 'drop', reason: 'own message' };
-  const mentions = message.mentions ?? [];
-  const parsed = parseContent(message.message_type ?? '', message.content ?? '', mentions);
-  if (parsed === undefined) return { kind: 'drop', reason: `unsupported message type` };
-  const text = stripBotMention(parsed.text, mentions, context.botOpenId);
-  if (text.trim() === '') return { kind: 'drop', reason: 'empty message' };
-  const bare = stripLeadingMentions(text, mentions);
-  const code = context.canBind ? parseConnectCommand(bare) : undefined;
-  if (code !== undefined) return { kind: 'connect', code, messageId: message.message_id, chatId: message.chat_id, userId };
-  if (context.allowedUsers.size > 0 && !context.allowedUsers.has(userId)) return { kind: 'drop', reason: 'not in allowed_users' };
-  const isPrivateChat = message.chat_type === 'p2p';
-  const isInTopic = Boolean(message.root_id || message.parent_id || message.thread_id);
-  const preview = isPrivateChat || !isInTopic ? '' : sourcePreview(text);
-  const topicId = isPrivateChat ? undefined : (message.root_id || message.thread_id || message.message_id);
-  const files: InboundFile[] = parsed.files.map((file) => ({
-    name: file.name,
-    mimeType: file.type === 'image' ? 'image/png' : 'application/octet-stream',
-    isImage: file.type === 'image',
-    ref: encodeFileRef({ messageId: message.message_id as string, key: file.key, type: file.type }),
-  }));
-  return {
-    kind: 'inbound',
-    message: {
-      channel: 'feishu',
-      chatId: message.chat_id,
-      ...(topicId === undefined ? {} : { topicId }),
-      userId,
-      senderIsAllowlisted: context.allowedUsers.has(userId),
-      workspaceId: message.chat_id,
-      messageId: message.message_id,
-      text,
-      kind: classifyText(bare, context.commandNames),
-      isPrivateChat,
-      ...(files.length > 0 ? { files } : {}),
-      platformData: {
-        ...(message.root_id ? { rootId: message.root_id } : {}),
-        ...(message.parent_id ? { parentId: message.parent_id } : {}),
-        ...(message.thread_id ? { threadId: message.thread_id } : {}),
-        ...(preview === '' ? {} : { sourcePreview: preview }),
-      },
-    },
-  };
-}
-
-/**
- * Events in, acknowledgements out. The long connection's handler (and the HTTP route) only
- * queue work and return at once: `WSClient` acks a frame after the handler returns, and Feishu
- * pushes an unacked event again. Each event id is claimed once in `deps.deliveries` (the
- * EventDispatcher does not dedupe), so a redelivery runs nothing.
+ * Long connection and HTTP callbacks in: each event is read, decided (`decide.ts`) and admitted
+ * through core's pipeline, one chat's in order. The long connection's handler (and the HTTP
+ * route) only queue that work and return at once: `WSClient` acks a frame after the handler
+ * returns, and Feishu pushes an unacked event again. So Feishu never redelivers a message the
+ * intake refused, and the person is told instead. Lone files wait for their batch first.
  */
 export class FeishuIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
   private ws: lark.WSClient | undefined;
   private botOpenId: string | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
   private readonly allowedUsers: ReadonlySet<string>;
   private readonly commandNames: ReadonlySet<string>;
   private readonly logger: Logger;
-  private readonly fileBatches = new FileBatches((merged) => this.admit(merged));
+  private readonly pipeline: IngressPipeline;
+  private readonly runner: IngressRunner;
+  private readonly fileBatches = new FileBatches((merged, receivedAt) => this.admitBatch(merged, receivedAt));
 
   constructor(private readonly options: FeishuIngressOptions) {
     this.allowedUsers = new Set(options.allowedUsers);
     this.commandNames = new Set(options.deps.commands.map((command) => command.name));
     this.logger = options.deps.logger;
+    this.pipeline = new IngressPipeline(this.adapter(), options.deps, this.logger);
+    this.runner = new IngressRunner(this.logger);
   }
 
   status(): ChannelStatus {
@@ -158,7 +91,7 @@ export class FeishuIngress {
     this.ws?.close({ force: true });
     this.ws = undefined;
     this.fileBatches.closeAll();
-    await settledWithin(Promise.allSettled([...this.inFlight]), this.options.stopTimeoutMs ?? 4000);
+    await this.runner.stop(this.options.stopTimeoutMs ?? 4000);
     this.state = { running: false, reason: 'stopped' };
   }
 
@@ -169,16 +102,13 @@ export class FeishuIngress {
    */
   dispatch(raw: unknown): boolean {
     if (!this.state.running) return false;
+    const receivedAt = this.options.deps.now();
     const parsed = feishuMessageEventSchema.safeParse(raw);
     if (!parsed.success) {
       logMalformedEvent(this.logger, 'feishu', 'im.message.receive_v1', parsed.error);
       return true;
     }
-    const work = this.handle(parsed.data).catch((error: unknown) => {
-      this.logger.error({ err: describeError(error) }, 'Feishu event failed');
-    });
-    this.inFlight.add(work);
-    void work.finally(() => this.inFlight.delete(work));
+    this.receive(parsed.data, receivedAt);
     return true;
   }
 
@@ -211,43 +141,50 @@ export class FeishuIngress {
     await within(ready, 30_000, () => new ChannelError('feishu', 'CHANNEL_UNAVAILABLE', 'Feishu long connection did not open within 30 s'));
   }
 
-  private async handle(event: FeishuMessageEvent): Promise<void> {
-    const { deps } = this.options;
+  /** Feishu's side of the pipeline: answers reply to the message, the acknowledgement is reactions and the running card. */
+  private adapter(): IngressAdapter {
+    const { api, pacer } = this.options;
+    return {
+      platform: 'feishu',
+      say: async (target, text) => {
+        await pacer.run(target.chatId, () => api.replyText(target.replyTo.messageId as string, text));
+      },
+      acknowledge: (message) => this.acknowledge(message),
+      // No `withdraw`: `FeishuApi` has no call that deletes a message, so a running card whose commit failed stays.
+      place: (message) => this.placeInConversation(message),
+      // The event was acked when the handler returned: Feishu will not send it again.
+      refusal: 'tell',
+    };
+  }
+
+  private receive(event: FeishuMessageEvent, receivedAt: number): void {
     const decision = decideMessage(event, {
       allowedUsers: this.allowedUsers,
       commandNames: this.commandNames,
       botOpenId: this.botOpenId,
-      canBind: deps.binder !== undefined,
+      canBind: this.options.deps.binder !== undefined,
     });
-    if (decision.kind === 'drop') {
-      this.logger.debug({ reason: decision.reason }, 'Feishu event dropped');
+    if (decision.kind === 'forward' && isLoneFile(decision.message)) {
+      // Outside the chat's order: the person's next files must join this one while it waits. Its
+      // batch takes its place in the chat's order when it closes; the runner still sees it for stop().
+      const { deliveryKey, message } = decision;
+      void this.runner.run(`lone-file:${message.messageId}`, () => this.batchLoneFile(deliveryKey, message, receivedAt));
       return;
     }
-    const claimKey = `event:${event.event_id ?? event.message?.message_id}`;
-    const claim = await deps.deliveries.begin(claimKey, 'im.message.receive_v1');
-    if (claim.kind !== 'new') {
-      this.logger.debug({ claim: claim.kind }, 'Feishu event already handled');
-      return;
-    }
-    let isDone = false;
-    try {
-      if (decision.kind === 'connect') {
-        const answer = await (deps.binder as NonNullable<ChannelDeps['binder']>).bind('feishu', {
-          identity: { externalAccountId: decision.userId, workspaceId: decision.chatId },
-          code: decision.code,
-          metadata: { chat_id: decision.chatId, message_id: decision.messageId },
-        });
-        await this.options.pacer.run(decision.chatId, () => this.options.api.replyText(decision.messageId, answer));
-        isDone = true;
-        return;
-      }
-      const pending = decision.message;
-      isDone = isLoneFile(pending) ? await this.fileBatches.add(pending) : await this.admit(pending);
-    } finally {
-      await (isDone ? deps.deliveries.finish(claimKey, {}) : deps.deliveries.fail(claimKey)).catch((error: unknown) => {
-        this.logger.warn({ err: describeError(error) }, 'Feishu delivery claim not recorded');
-      });
-    }
+    // An event without a chat id is ignored: no chat's order to keep.
+    void this.runner.run(event.message.chat_id ?? '', () => this.pipeline.admit(decision, receivedAt));
+  }
+
+  /** A lone file's event, claimed as every event is, joins its batch; the pipeline admits the batch once it closes. */
+  private async batchLoneFile(deliveryKey: string | undefined, message: PendingInbound, receivedAt: number): Promise<void> {
+    await this.pipeline.claimed(deliveryKey, () => this.fileBatches.add(message, receivedAt));
+  }
+
+  /** Admits a closed batch in its chat's order. False when refused (or failed), so its files' events run again if redelivered. */
+  private async admitBatch(merged: PendingInbound, receivedAt: number): Promise<boolean> {
+    const decision = { kind: 'forward', deliveryKey: `file-batch:${merged.messageId}`, message: merged } as const;
+    const outcome = await this.runner.run(merged.chatId, () => this.pipeline.admit(decision, receivedAt));
+    return outcome !== undefined && outcome !== 'refused';
   }
 
   /**
@@ -305,44 +242,22 @@ export class FeishuIngress {
     });
   }
 
-  /**
-   * Reserve, place in its conversation, acknowledge (OK reaction on each message it holds +
-   * running card), commit. False when the intake refused.
-   */
-  private async admit(unplaced: PendingInbound): Promise<boolean> {
-    const { deps, api } = this.options;
-    let reservation: InboundReservation;
-    try {
-      reservation = await deps.intake.reserve();
-    } catch (error) {
-      this.logger.warn({ err: describeError(error) }, 'Feishu message refused: intake full');
-      return false;
-    }
-    try {
-      const pending = await this.placeInConversation(unplaced);
-      const messageId = pending.messageId as string;
-      const [, placeholderId] = await Promise.all([
-        Promise.all(
-          sourceMessageIds(messageId, pending.platformData).map((source) =>
-            api.addReaction(source, FEISHU_REACTIONS.received).catch((error: unknown) => {
-              this.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
-            }),
-          ),
+  /** The OK reaction on each message it stands for and the running card, side by side. Resolves with the card's id; never rejects. */
+  private async acknowledge(pending: PendingInbound): Promise<string | undefined> {
+    const { api } = this.options;
+    const [, placeholderId] = await Promise.all([
+      Promise.all(
+        sourceMessageIds(pending.messageId as string, pending.platformData).map((source) =>
+          api.addReaction(source, FEISHU_REACTIONS.received).catch((error: unknown) => {
+            this.logger.debug({ err: describeError(error) }, 'Feishu reaction not added');
+          }),
         ),
-        this.postRunningCard(pending).catch((error: unknown) => {
-          this.logger.warn({ err: describeError(error) }, 'Feishu running card not sent');
-          return undefined;
-        }),
-      ]);
-      await reservation.commit({
-        ...pending,
-        replyTo: { messageId, ...(placeholderId === undefined ? {} : { placeholderId }) },
-        receivedAt: deps.now(),
-      });
-      return true;
-    } catch (error) {
-      reservation.release();
-      throw error;
-    }
+      ),
+      this.postRunningCard(pending).catch((error: unknown) => {
+        this.logger.warn({ err: describeError(error) }, 'Feishu running card not sent');
+        return undefined;
+      }),
+    ]);
+    return placeholderId;
   }
 }

@@ -22,7 +22,7 @@ const mentionSchema = z.looseObject({
 /**
  * `im.message.receive_v1`'s `event`, flattened as the SDK's EventDispatcher hands it over (the
  * header's `event_id` and `token` beside `sender` and `message`). `sender` and `message` must be
- * objects; the fields `decideMessage` needs may still be absent (it drops such events).
+ * objects; the fields `decideMessage` needs may still be absent (it ignores such events).
  */
 export const feishuMessageEventSchema = z.looseObject({
   event_id: optionalString,

@@ -226,6 +226,7 @@ export class SlackIngress {
       },
       acknowledge: (message) => this.acknowledge(message),
       withdraw: async (message, placeholderId) => {
+        if (placeholderId === undefined) return;
         await this.options.api.deleteMessage(message.chatId, placeholderId).catch((error: unknown) => {
           this.logger.warn({ err: describeError(error) }, 'Slack placeholder not withdrawn');
         });

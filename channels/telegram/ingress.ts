@@ -1,103 +1,21 @@
 import type { Bot } from 'grammy';
-import type { Message, User } from 'grammy/types';
-import { classifyText } from '../../src/channel/commands.js';
-import { isDuplicateDelivery } from '../../src/channel/journaled-intake.js';
+import type { Message } from 'grammy/types';
+import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
+import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
-import type { ChannelDeps, ChannelStatus, ChatBinder, ChatBindRequest, InboundMessage, InboundReservation } from '../../src/channel/types.js';
+import type { ChannelDeps, ChannelStatus } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import { settledWithin, sleep } from '../../src/time.js';
-import { normalizeCommand, parseStartCommand } from './commands.js';
+import { type DecideContext, decideMessage, TELEGRAM_REPLIES } from './decide.js';
 import { sendTelegramText } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
-import { isPrivateChatType, topicIdFor } from './ids.js';
-import { telegramInboundFiles } from './inbound-files.js';
 import { telegramMessageSchema } from './schemas.js';
 
 /** Why a start's getMe was aborted: its deadline passed, or the channel was stopped meanwhile. */
 const START_TIMED_OUT = 'start timed out';
 const START_ABANDONED = 'start abandoned';
-
-/** Everything this adapter says to users by itself (reference §5.3, §6.2). */
-export const TELEGRAM_REPLIES = {
-  working: 'Working on it...',
-  welcome: 'Welcome to DeerFlow! Send me a message to start a conversation.\nType /help for available commands.',
-} as const;
-
-/** What to do with one incoming message. */
-export type MessageDecision =
-  | { action: 'ignore'; reason: 'no-sender' | 'bot-sender' | 'empty' | 'other-bot' | 'not-allowed' }
-  | { action: 'welcome' }
-  | { action: 'bind'; request: ChatBindRequest }
-  | { action: 'forward'; message: Omit<InboundMessage, 'replyTo' | 'receivedAt'> };
-
-export interface DecideContext {
-  botUsername: string;
-  /** Empty allows everyone. */
-  allowedUsers: ReadonlySet<number>;
-  commandNames: ReadonlySet<string>;
-  /** `/start <code>` binds the sender (reference §5.3); false when binding is not configured. */
-  canBind: boolean;
-}
-
-/**
- * Normalizes a Telegram message (pure). Text is `text`, else `caption`, else `''`; a photo or
- * document becomes `files` (see `telegramInboundFiles`), so a file without a caption is still
- * chat. Ignores bots (ourselves included), messages with neither text nor files, commands
- * addressed to another bot, and senders outside `allowedUsers`; `/start` becomes a welcome; the
- * rest is forwarded as chat or command.
- */
-export function decideMessage(message: Message, context: DecideContext): MessageDecision {
-  const from = message.from;
-  if (from === undefined) return { action: 'ignore', reason: 'no-sender' };
-  if (from.is_bot) return { action: 'ignore', reason: 'bot-sender' };
-  const raw = message.text ?? message.caption ?? '';
-  const files = telegramInboundFiles(message);
-  if (raw.length === 0 && files.length === 0) return { action: 'ignore', reason: 'empty' };
-  const text = normalizeCommand(raw, context.botUsername);
-  if (text === undefined) return { action: 'ignore', reason: 'other-bot' };
-  // Before the allow-list (reference §8.1 step 5): someone not yet listed can still bind.
-  // The deep link sends exactly `/start <code>`; words typed after the code are ignored, as for /connect.
-  const code = parseStartCommand(text)?.split(/\s+/)[0];
-  if (code && context.canBind) return { action: 'bind', request: bindRequestOf(message, from, code) };
-  const isAllowed = context.allowedUsers.size === 0 || context.allowedUsers.has(from.id);
-  if (!isAllowed) return { action: 'ignore', reason: 'not-allowed' };
-  if (parseStartCommand(text) !== undefined) return { action: 'welcome' };
-  const chatId = String(message.chat.id);
-  return {
-    action: 'forward',
-    message: {
-      channel: 'telegram',
-      chatId,
-      topicId: topicIdFor({
-        chatType: message.chat.type,
-        messageId: message.message_id,
-        replyToMessageId: message.reply_to_message?.message_id,
-      }),
-      userId: String(from.id),
-      senderIsAllowlisted: context.allowedUsers.size > 0,
-      // Reference §1.5: Telegram dedupes within the chat.
-      workspaceId: chatId,
-      messageId: String(message.message_id),
-      text,
-      kind: classifyText(text, context.commandNames),
-      isPrivateChat: isPrivateChatType(message.chat.type),
-      ...(files.length === 0 ? {} : { files }),
-    },
-  };
-}
-
-/** Reference §8.1: Telegram binds per user per chat; the name is the full name, else the username. */
-function bindRequestOf(message: Message, from: User, code: string): ChatBindRequest {
-  const fullName = [from.first_name, from.last_name].filter(Boolean).join(' ');
-  return {
-    identity: { externalAccountId: String(from.id), workspaceId: String(message.chat.id) },
-    code,
-    accountName: fullName || from.username || String(from.id),
-    ...('title' in message.chat && message.chat.title ? { workspaceName: message.chat.title } : {}),
-    metadata: { chat_id: message.chat.id, chat_type: message.chat.type, telegram_username: from.username ?? null },
-  };
-}
 
 export interface TelegramIngressOptions {
   bot: Bot;
@@ -112,38 +30,40 @@ export interface TelegramIngressOptions {
   startTimeoutMs?: number;
 }
 
-const REFUSAL_WARN_INTERVAL_MS = 1000;
 /** How long polling waits before asking again for updates the intake refused. */
 const REFUSED_RETRY_MS = 1000;
 /** Far more than one getUpdates batch (100). */
 const TAKEN_UPDATES_KEPT = 1000;
 
 /**
- * Long polling and acknowledgements. grammY hands updates over one at a time and waits for each
- * handler before polling again, so handlers only queue work: each chat's acknowledgements run
- * in order on their own promise chain while other chats and polling go on.
+ * The transport: long polling. grammY hands updates over one at a time and waits for each
+ * handler before polling again, so handlers only decide (`decide.ts`) and queue the message on
+ * core's pipeline, each chat's in order, while other chats and polling go on. What the intake
+ * refused is left with Telegram: the next poll asks for it again.
  */
 export class TelegramIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
   private polling: Promise<void> | undefined;
   private startAbort: AbortController | undefined;
   private isStopping = false;
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly allowedUsers: ReadonlySet<number>;
-  private readonly commandNames: ReadonlySet<string>;
-  private refusedSinceWarn = 0;
+  private readonly context: Omit<DecideContext, 'botUsername'>;
+  private readonly pipeline: IngressPipeline;
+  private readonly runner: IngressRunner;
   /** The first update the intake refused since the last poll: the next poll asks from it again. */
   private firstRefusedUpdateId: number | undefined;
   /** Updates taken (recently), so those fetched again after a refusal are not taken twice. */
   private readonly takenUpdateIds = new Set<number>();
   /** Chats with a refused update since the last poll. */
   private readonly refusedChats = new Set<string>();
-  private lastRefusalWarnAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: TelegramIngressOptions) {
-    this.allowedUsers = new Set(options.allowedUsers);
-    this.commandNames = new Set(options.deps.commands.map((command) => command.name));
+    this.context = {
+      allowedUsers: new Set(options.allowedUsers),
+      commandNames: new Set(options.deps.commands.map((command) => command.name)),
+      canBind: options.deps.binder !== undefined,
+    };
+    this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.deps.logger);
+    this.runner = new IngressRunner(options.deps.logger);
     const { bot, deps } = options;
     bot.on('message', (ctx) => {
       const checked = telegramMessageSchema.safeParse(ctx.message);
@@ -158,7 +78,7 @@ export class TelegramIngress {
     // it until there is room.
     bot.api.config.use(async (prev, method, payload, signal) => {
       if (method !== 'getUpdates') return prev(method, payload, signal);
-      await Promise.allSettled([...this.inFlight]);
+      await this.runner.idle();
       const refused = this.firstRefusedUpdateId;
       this.firstRefusedUpdateId = undefined;
       this.refusedChats.clear();
@@ -240,12 +160,7 @@ export class TelegramIngress {
       remaining(),
     );
     await settledWithin(polling, remaining());
-    while (this.inFlight.size > 0 && remaining() > 0) {
-      await settledWithin(Promise.allSettled([...this.inFlight]), remaining());
-    }
-    if (this.inFlight.size > 0) {
-      this.options.deps.logger.warn({ pending: this.inFlight.size }, 'acknowledgements still running after stop timeout');
-    }
+    await this.runner.stop(remaining());
     this.polling = undefined;
     this.state = { running: false, reason: 'stopped' };
   }
@@ -264,81 +179,39 @@ export class TelegramIngress {
     }
   }
 
+  /** Telegram's side of the pipeline: the placeholder (chat only) and answers, replying to the message. */
+  private adapter(): IngressAdapter {
+    return {
+      platform: 'telegram',
+      say: async (target, text) => {
+        await this.sendIfOpen(target.chatId, text, target.replyTo.messageId);
+      },
+      acknowledge: (message: PendingInbound) =>
+        message.kind === 'chat' ? this.sendIfOpen(message.chatId, TELEGRAM_REPLIES.working, message.messageId) : Promise.resolve(undefined),
+      withdraw: async (message, placeholderId) => {
+        if (placeholderId !== undefined) await this.withdraw(message.chatId, placeholderId);
+      },
+      refusal: 'redeliver',
+    };
+  }
+
   private receive(message: Message, updateId: number): void {
     // Fetched again after a refusal of an earlier update: what was taken then is not taken twice.
     if (this.takenUpdateIds.has(updateId)) return;
     this.takenUpdateIds.add(updateId);
     if (this.takenUpdateIds.size > TAKEN_UPDATES_KEPT) this.takenUpdateIds.delete(this.takenUpdateIds.values().next().value as number);
-    const { deps } = this.options;
-    const receivedAt = deps.now();
-    const decision = decideMessage(message, {
-      botUsername: this.options.bot.botInfo.username,
-      allowedUsers: this.allowedUsers,
-      commandNames: this.commandNames,
-      canBind: deps.binder !== undefined,
-    });
+    const receivedAt = this.options.deps.now();
+    const decision = decideMessage(message, { ...this.context, botUsername: this.options.bot.botInfo.username });
     const chatId = String(message.chat.id);
-    if (decision.action === 'ignore') {
-      const level = decision.reason === 'not-allowed' ? 'info' : 'debug';
-      deps.logger[level]({ chatId, userId: message.from?.id, reason: decision.reason }, 'Telegram message ignored');
-      return;
-    }
-    if (decision.action === 'bind') {
-      const binder = deps.binder as ChatBinder;
-      // The code stays out of logs: only the outcome's reply is sent, and it never contains it.
-      this.enqueue(chatId, async () => {
-        const text = await binder.bind('telegram', decision.request);
-        await this.sendIfOpen(chatId, text, String(message.message_id));
-      });
-      return;
-    }
-    if (decision.action === 'welcome') {
-      this.enqueue(chatId, () => this.sendIfOpen(chatId, TELEGRAM_REPLIES.welcome).then(() => undefined));
-      return;
-    }
-    this.enqueue(chatId, async () => {
+    void this.runner.run(chatId, async () => {
       // After a refusal, the chat's later messages wait too: they come again after it, in order.
-      if (!this.refusedChats.has(chatId) && (await this.acknowledge(decision.message, receivedAt))) return;
+      const isRefused = decision.kind === 'forward' && (this.refusedChats.has(chatId) || (await this.pipeline.admit(decision, receivedAt)) === 'refused');
+      if (decision.kind !== 'forward') await this.pipeline.admit(decision, receivedAt);
+      if (!isRefused) return;
       this.refusedChats.add(chatId);
       this.takenUpdateIds.delete(updateId);
       this.firstRefusedUpdateId = Math.min(updateId, this.firstRefusedUpdateId ?? updateId);
     });
-  }
-
-  /**
-   * Reserve, then the placeholder (chat only), then commit: a full intake sends nothing. Resolves
-   * false when the intake refused the message, which is then left for Telegram to send again.
-   */
-  private async acknowledge(message: Omit<InboundMessage, 'replyTo' | 'receivedAt'>, receivedAt: number): Promise<boolean> {
-    let reservation: InboundReservation;
-    try {
-      reservation = await this.options.deps.intake.reserve();
-    } catch (error) {
-      this.warnRefused(error);
-      return false;
-    }
-    let placeholderId: string | undefined;
-    try {
-      const messageId = message.messageId;
-      placeholderId = message.kind === 'chat' ? await this.sendIfOpen(message.chatId, TELEGRAM_REPLIES.working, messageId) : undefined;
-      await reservation.commit({
-        ...message,
-        receivedAt,
-        replyTo: placeholderId === undefined ? { messageId } : { messageId, placeholderId },
-      });
-      return true;
-    } catch (error) {
-      reservation.release();
-      if (placeholderId !== undefined) await this.withdraw(message.chatId, placeholderId);
-      if (isDuplicateDelivery(error)) {
-        // Telegram sent it again after a crash, but it had been accepted: its turn answers in the first placeholder.
-        this.options.deps.logger.info({ chatId: message.chatId }, 'Telegram message delivered again; already accepted');
-        return true;
-      }
-      // The queue could not take it (closing, or Redis unreachable): Telegram sends it again.
-      this.options.deps.logger.warn({ chatId: message.chatId, err: describeError(error) }, 'inbound commit failed; left for Telegram to send again');
-      return false;
-    }
   }
 
   /** Deletes a placeholder nobody will answer in. Best effort: a failure is only logged. */
@@ -346,7 +219,7 @@ export class TelegramIngress {
     try {
       await this.options.bot.api.deleteMessage(Number(chatId), Number(placeholderId));
     } catch (error) {
-      this.options.deps.logger.warn({ chatId, err: describeError(toChannelError(error)) }, 'Telegram placeholder of a duplicate not deleted');
+      this.options.deps.logger.warn({ chatId, err: describeError(toChannelError(error)) }, 'Telegram placeholder not withdrawn');
     }
   }
 
@@ -363,27 +236,4 @@ export class TelegramIngress {
       return undefined;
     }
   }
-
-  private warnRefused(error: unknown): void {
-    const { logger, now } = this.options.deps;
-    this.refusedSinceWarn += 1;
-    if (now() - this.lastRefusalWarnAt < REFUSAL_WARN_INTERVAL_MS) return;
-    logger.warn({ refused: this.refusedSinceWarn, err: describeError(error) }, 'inbound intake refused Telegram messages; Telegram keeps them until there is room');
-    this.lastRefusalWarnAt = now();
-    this.refusedSinceWarn = 0;
-  }
-
-  private enqueue(chatId: string, task: () => Promise<void>): void {
-    const { logger } = this.options.deps;
-    const next = (this.chains.get(chatId) ?? Promise.resolve()).then(task).catch((error: unknown) => {
-      logger.error({ chatId, err: describeError(error) }, 'Telegram acknowledgement failed');
-    });
-    this.chains.set(chatId, next);
-    this.inFlight.add(next);
-    next.finally(() => {
-      this.inFlight.delete(next);
-      if (this.chains.get(chatId) === next) this.chains.delete(chatId);
-    });
-  }
 }
-

@@ -55,5 +55,7 @@ channelContract({
   // Our spacing of edits per channel (channels/discord/limits.ts).
   minEditIntervalMs: 1200,
   acknowledgement: 'none',
+  // The gateway hands an event over once: a refused message gets the busy notice.
+  tellsRefusals: true,
   startPlatform: ({ allowedUsers }) => startFakeDiscord(allowedUsers),
 });

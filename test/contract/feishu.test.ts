@@ -65,6 +65,8 @@ for (const isCardkit of [true, false]) {
     threadModel: { private: 'per-chat', group: 'per-root-message' },
     // CardKit: at most 8 element updates a second per card; interactive card PATCH: at most 4.
     minEditIntervalMs: isCardkit ? 125 : 250,
+    // The long connection acks a frame once the handler returns: Feishu will not send a refused one again.
+    tellsRefusals: true,
     startPlatform: (options) => startFakeFeishu({ ...options, isCardkit }),
   });
 }

@@ -139,11 +139,11 @@ describe.skipIf(!isRegistered)('Feishu HTTP event callbacks through the real ser
     expect([first.status, second.status]).toEqual([200, 200]);
     await finalIn(chatId, messageId, 'Echo: only once please');
     await feishu.waitFor(() => reactionsOn(messageId).includes('DONE'));
-    // The server says it recognised the redelivery (debug log), so nothing of it is still to come.
-    await logCount('Feishu event already handled', 1);
+    // The server says it recognised the redelivery (info log), so nothing of it is still to come.
+    await logCount('inbound message delivered again; already taken', 1);
     // And a third delivery after the answer is shown changes nothing either.
     expect((await deliver(server, FakeFeishu.signedCallback(event, ENCRYPT_KEY))).status).toBe(200);
-    await logCount('Feishu event already handled', 2);
+    await logCount('inbound message delivered again; already taken', 2);
 
     expect(modelRequestsFor('only once please')).toHaveLength(1);
     expect(feishu.botMessages(chatId)).toHaveLength(1);

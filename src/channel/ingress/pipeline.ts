@@ -20,8 +20,11 @@ export interface IngressAdapter {
    * indicator). Resolves with the placeholder's id when it posted one. Never rejects.
    */
   acknowledge(message: PendingInbound): Promise<string | undefined>;
-  /** Removes a placeholder nobody will answer in (the commit failed, or it was a duplicate). Never rejects. */
-  withdraw?(message: PendingInbound, placeholderId: string): Promise<void>;
+  /**
+   * Takes back an acknowledgement nobody will answer (the commit failed, or it was a duplicate):
+   * the placeholder when there is one, a typing indicator. Never rejects.
+   */
+  withdraw?(message: PendingInbound, placeholderId: string | undefined): Promise<void>;
   /** Settles what depends on the message holding a place in the intake (Feishu: which group topic it joins). */
   place?(message: PendingInbound): Promise<PendingInbound>;
   /**
@@ -36,7 +39,7 @@ export interface IngressAdapter {
  * How admission ended. `refused`: the intake could not take it; with `redeliver` the transport
  * must not acknowledge it. Every other outcome is settled and may be acknowledged.
  */
-export type IngressOutcome = 'accepted' | 'bound' | 'ignored' | 'duplicate' | 'refused';
+export type IngressOutcome = 'accepted' | 'bound' | 'answered' | 'ignored' | 'duplicate' | 'refused';
 
 /** Refusals are logged at most this often per adapter: a full queue refuses in bursts. */
 const REFUSAL_LOG_INTERVAL_MS = 1000;
@@ -70,17 +73,39 @@ export class IngressPipeline {
       this.logger[decision.reason === NOT_ALLOWED ? 'info' : 'debug']({ reason: decision.reason }, 'inbound event ignored');
       return 'ignored';
     }
-    const claim = await this.claim(decision.deliveryKey);
+    if (decision.kind === 'answer') {
+      await this.adapter.say(decision.answerTo, decision.text).catch((error: unknown) => {
+        this.logger.warn({ err: describeError(error) }, 'answer not delivered');
+      });
+      return 'answered';
+    }
+    let outcome: IngressOutcome = 'refused';
+    const settled = await this.claimed(decision.deliveryKey, async () => {
+      outcome = decision.kind === 'bind' ? await this.bind(decision) : await this.forward(decision.message, receivedAt);
+      return outcome !== 'refused';
+    });
+    return settled === 'duplicate' ? 'duplicate' : outcome;
+  }
+
+  /**
+   * Runs `work` under the claim of `deliveryKey` (none without a key): once across redeliveries
+   * and processes, recorded done when `work` resolves true and failed otherwise, so that a
+   * redelivery runs again. Resolves with `work`'s result, or `duplicate` when claimed before.
+   * `admit` claims through it; so does an event an adapter holds back before admitting it
+   * (Feishu's lone files wait for their batch).
+   */
+  async claimed(deliveryKey: string | undefined, work: () => Promise<boolean>): Promise<boolean | 'duplicate'> {
+    const claim = deliveryKey === undefined ? 'unclaimed' : await this.claim(deliveryKey);
     if (claim === 'taken') {
       this.logger.info('inbound message delivered again; already taken');
       return 'duplicate';
     }
-    let outcome: IngressOutcome = 'refused';
+    let isSettled = false;
     try {
-      outcome = decision.kind === 'bind' ? await this.bind(decision) : await this.forward(decision.message, receivedAt);
-      return outcome;
+      isSettled = await work();
+      return isSettled;
     } finally {
-      if (claim === 'new') await this.record(decision.deliveryKey, outcome !== 'refused');
+      if (claim === 'new') await this.record(deliveryKey as string, isSettled);
     }
   }
 
@@ -124,9 +149,11 @@ export class IngressPipeline {
       return this.refuse(message, error);
     }
     let placed = message;
+    let isAcknowledged = false;
     let placeholderId: string | undefined;
     try {
       placed = this.adapter.place ? await this.adapter.place(message) : message;
+      isAcknowledged = true;
       placeholderId = await this.adapter.acknowledge(placed);
       await reservation.commit({
         ...placed,
@@ -136,7 +163,7 @@ export class IngressPipeline {
       return 'accepted';
     } catch (error) {
       reservation.release();
-      if (placeholderId !== undefined) await this.adapter.withdraw?.(placed, placeholderId);
+      if (isAcknowledged) await this.adapter.withdraw?.(placed, placeholderId);
       if (isDuplicateDelivery(error)) {
         // A redelivery of a message accepted before: its turn answers in the first placeholder.
         this.logger.info('inbound message delivered again; already accepted');

@@ -33,6 +33,11 @@ export class IngressRunner {
     return next;
   }
 
+  /** Resolves once the work under way now has settled (Telegram's next poll waits for it). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
   /** Resolves once the work under way settled, or after `timeoutMs`, whichever comes first. */
   async stop(timeoutMs: number): Promise<void> {
     await settledWithin(Promise.allSettled([...this.inFlight]), timeoutMs);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { INGRESS_TEXTS } from '../../../src/channel/ingress/pipeline.js';
 import { ChannelError } from '../../../src/errors.js';
 import { FakeDiscord } from '../../fakes/discord/index.js';
 import { ALICE, BOB, startDiscordChannel, targetOf } from '../../fakes/discord/harness.js';
@@ -142,6 +143,33 @@ describe('Discord ingress', () => {
     fake.sendUserMessage({ author: ALICE, content: text });
     const [inbound] = await intake.waitForCommits(1);
     expect(inbound?.text).toBe(text);
+  });
+
+  it('admits a message dispatched again after a restart (discord.js no longer has it cached) once', async () => {
+    const started = await startDiscordChannel(cleanups);
+    const { fake, intake } = started;
+    const first = fake.sendUserMessage({ channelId: fake.channelIds.general, author: ALICE, content: 'once' });
+    await intake.waitForCommits(1);
+    const payload = fake.gateway.lastDispatch('MESSAGE_CREATE');
+    await started.adapter.stop();
+    await started.restart();
+    fake.gateway.dispatch('MESSAGE_CREATE', payload);
+    const second = fake.sendUserMessage({ channelId: fake.channelIds.general, author: ALICE, content: 'twice' });
+    // One channel's messages are admitted in order: the repeat was settled before this commit.
+    await intake.waitForCommits(2);
+    expect(intake.committed.map((m) => m.messageId)).toEqual([first.id, second.id]);
+    await fake.waitFor(() => fake.reactions.length >= 2);
+    expect(fake.reactions.map((r) => r.messageId)).toEqual([first.id, second.id]);
+  });
+
+  it('tells the person the server is busy when the intake refuses, and posts nothing else (no thread, no 👀)', async () => {
+    const { fake, intake } = await startDiscordChannel(cleanups, { config: { thread_mode: true } });
+    intake.isFull = true;
+    const sent = fake.sendUserMessage({ channelId: fake.channelIds.general, author: ALICE, content: 'too busy?' });
+    const notice = await fake.waitFor(() => fake.botMessages(fake.channelIds.general)[0]);
+    expect(notice).toMatchObject({ content: INGRESS_TEXTS.busy, replyTo: sent.id });
+    expect([intake.refused, intake.committed.length]).toEqual([1, 0]);
+    expect([fake.threads(), fake.reactions, fake.typing]).toEqual([[], [], []]);
   });
 
   it('rejects start() with CHANNEL_UNAUTHORIZED on a 401 at gateway/bot and reports why', async () => {

@@ -107,6 +107,26 @@ describe('feishu ingress', () => {
     }
   });
 
+  it("handles a picture's event delivered again once, inside its batch's window and after it", async () => {
+    const { fake, intake } = await startFeishu();
+    const picture = (key: string) => fake.buildUserEvent({ chatId: GROUP, chatType: 'group', openId: ALICE, messageType: 'image', content: JSON.stringify({ image_key: key }) });
+    const push = (built: ReturnType<typeof picture>) => fake.pushEvent(built.event, built.eventId, built.messageId, GROUP);
+    const [one, two, three] = [picture('img_v3_one'), picture('img_v3_two'), picture('img_v3_three')];
+    push(one);
+    push(two);
+    push(one);
+    await intake.waitUntil(() => intake.committed.length === 1);
+    push(two);
+    // Had the redelivery been taken, this picture would join it in one batch.
+    push(three);
+    await intake.waitUntil(() => intake.committed.length === 2);
+    expect(intake.committed.map((m) => [m.messageId, m.files?.length])).toEqual([
+      [one.messageId, 2],
+      [three.messageId, 1],
+    ]);
+    expect(fake.reactions.filter((r) => r.messageId === two.messageId)).toHaveLength(1);
+  });
+
   it("stays within the app's 50 calls a second per API when many people write at once", async () => {
     const { fake, intake } = await startFeishu();
     const people = Array.from({ length: 70 }, (_, i) => `ou_crowd${String(i).padStart(26, '0')}`);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FILE_BATCH_WINDOW_MS, FileBatches, isLoneFile, mergeBatch } from '../../../../channels/feishu/file-batch.js';
-import type { PendingInbound } from '../../../../channels/feishu/ingress.js';
+import type { PendingInbound } from '../../../../src/channel/ingress/decision.js';
 
 let nextId = 1;
 function message(overrides: Partial<PendingInbound> = {}): PendingInbound {
@@ -47,39 +47,39 @@ describe('FileBatches', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it("merges one person's files within the window of the first, and starts a new batch after it", async () => {
-    const admitted: PendingInbound[] = [];
-    const batches = new FileBatches(async (merged) => {
-      admitted.push(merged);
+  it("merges one person's files within the window of the first, received when the first was, and starts a new batch after it", async () => {
+    const admitted: [PendingInbound, number][] = [];
+    const batches = new FileBatches(async (merged, receivedAt) => {
+      admitted.push([merged, receivedAt]);
       return true;
     });
-    const first = batches.add(message());
+    const first = batches.add(message(), 1);
     await vi.advanceTimersByTimeAsync(FILE_BATCH_WINDOW_MS - 100);
-    const second = batches.add(message());
-    const othersFile = batches.add(message({ userId: 'ou_bob' }));
-    const otherChat = batches.add(message({ chatId: 'oc_other' }));
+    const second = batches.add(message(), 2);
+    const othersFile = batches.add(message({ userId: 'ou_bob' }), 3);
+    const otherChat = batches.add(message({ chatId: 'oc_other' }), 4);
     await vi.advanceTimersByTimeAsync(100);
     expect(await Promise.all([first, second])).toEqual([true, true]);
-    const late = batches.add(message());
+    const late = batches.add(message(), 5);
     await vi.advanceTimersByTimeAsync(FILE_BATCH_WINDOW_MS);
     await Promise.all([othersFile, otherChat, late]);
-    expect(admitted.map((m) => [m.chatId, m.userId, m.files?.length])).toEqual([
-      ['oc_chat', 'ou_alice', 2],
-      ['oc_chat', 'ou_bob', 1],
-      ['oc_other', 'ou_alice', 1],
-      ['oc_chat', 'ou_alice', 1],
+    expect(admitted.map(([m, receivedAt]) => [m.chatId, m.userId, m.files?.length, receivedAt])).toEqual([
+      ['oc_chat', 'ou_alice', 2, 1],
+      ['oc_chat', 'ou_bob', 1, 3],
+      ['oc_other', 'ou_alice', 1, 4],
+      ['oc_chat', 'ou_alice', 1, 5],
     ]);
   });
 
   it('gives every message of a batch the outcome of its admission, and admits open batches at once on closeAll', async () => {
     const batches = new FileBatches(async () => false);
-    const results = Promise.all([batches.add(message()), batches.add(message())]);
+    const results = Promise.all([batches.add(message(), 0), batches.add(message(), 0)]);
     batches.closeAll();
     expect(await results).toEqual([false, false]);
     const failing = new FileBatches(async () => {
       throw new Error('intake broken');
     });
-    const failed = failing.add(message());
+    const failed = failing.add(message(), 0);
     failing.closeAll();
     await expect(failed).rejects.toThrow('intake broken');
   });

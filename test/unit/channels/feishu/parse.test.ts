@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { decideMessage, type FeishuMessageEvent } from '../../../../channels/feishu/ingress.js';
 import { parseContent, stripLeadingMentions } from '../../../../channels/feishu/parse.js';
 
 const BOT = 'ou_bot';
@@ -42,33 +41,5 @@ describe('parseContent', () => {
   it('strips leading mentions only', () => {
     expect(stripLeadingMentions('@DeerFlow /new x', mentions)).toBe('/new x');
     expect(stripLeadingMentions('hi @DeerFlow', mentions)).toBe('hi @DeerFlow');
-  });
-});
-
-describe('decideMessage', () => {
-  const context = { allowedUsers: new Set<string>(), commandNames: new Set(['new']), botOpenId: BOT, canBind: true };
-  const event = (message: Partial<NonNullable<FeishuMessageEvent['message']>>, userId = 'ou_alice'): FeishuMessageEvent => ({
-    event_id: 'ev1',
-    sender: { sender_id: { open_id: userId }, sender_type: 'user' },
-    message: { message_id: 'om_1', chat_id: 'oc_1', chat_type: 'group', message_type: 'text', content: JSON.stringify({ text: 'hi' }), ...message },
-  });
-
-  it('keys group conversations by root message, p2p by chat', () => {
-    expect(decideMessage(event({ root_id: 'om_root', parent_id: 'om_card' }), context)).toMatchObject({ kind: 'inbound', message: { topicId: 'om_root' } });
-    expect(decideMessage(event({}), context)).toMatchObject({ kind: 'inbound', message: { topicId: 'om_1', isPrivateChat: false } });
-    const p2p = decideMessage(event({ chat_type: 'p2p' }), context);
-    expect(p2p.kind === 'inbound' && p2p.message.topicId).toBe(undefined);
-  });
-
-  it('consumes /connect behind a mention before the allow-list', () => {
-    const decision = decideMessage(event({ content: JSON.stringify({ text: '@_user_1 /connect Ab12' }), mentions }), { ...context, allowedUsers: new Set(['ou_bob']) });
-    expect(decision).toEqual({ kind: 'connect', code: 'Ab12', messageId: 'om_1', chatId: 'oc_1', userId: 'ou_alice' });
-  });
-
-  it('drops apps, the bot itself, mentions-only and outsiders', () => {
-    expect(decideMessage({ ...event({}), sender: { sender_id: { open_id: 'ou_x' }, sender_type: 'app' } }, context).kind).toBe('drop');
-    expect(decideMessage(event({}, BOT), context).kind).toBe('drop');
-    expect(decideMessage(event({ content: JSON.stringify({ text: '@_user_1' }), mentions }), context).kind).toBe('drop');
-    expect(decideMessage(event({}), { ...context, allowedUsers: new Set(['ou_bob']) }).kind).toBe('drop');
   });
 });

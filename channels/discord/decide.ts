@@ -1,9 +1,10 @@
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import type { ChatBindRequest, InboundFile, InboundMessage } from '../../src/channel/types.js';
+import { type IngressDecision, NOT_ALLOWED, type PendingInbound } from '../../src/channel/ingress/decision.js';
+import type { ChatBindRequest, InboundFile } from '../../src/channel/types.js';
 import { DM_WORKSPACE_ID, mentionsUser, stripMentions, threadNameFor } from './ids.js';
 
-/** A Discord message reduced to what routing needs, as plain data (see `ingress.ts` `factsOf`). */
+/** A Discord message reduced to what deciding needs, as plain data (see `ingress.ts` `factsOf`). */
 export interface MessageFacts {
   messageId: string;
   /** The channel it was posted in: a DM, a server text channel or a thread. */
@@ -23,7 +24,7 @@ export interface MessageFacts {
   files: InboundFile[];
 }
 
-export interface RoutingContext {
+export interface DecideContext {
   botUserId: string;
   mentionOnly: boolean;
   threadMode: boolean;
@@ -37,30 +38,22 @@ export interface RoutingContext {
   isOwnThread: boolean;
 }
 
-/** Where the reply goes. */
-export type Route =
-  | { kind: 'dm' }
-  /** In the channel the message came from (a server channel, or a thread we did not open). */
-  | { kind: 'channel'; topicId: string }
-  /** In the thread the message was posted in, one we opened. */
-  | { kind: 'thread'; threadId: string }
-  /** In a new thread started from the message; in the channel when that fails. */
-  | { kind: 'new-thread'; name: string };
-
-export type IgnoreReason = 'own' | 'bot' | 'guild-not-allowed' | 'not-mentioned' | 'empty' | 'not-allowed';
-
-export type RoutingDecision =
-  | { action: 'ignore'; reason: IgnoreReason }
-  | { action: 'bind'; request: ChatBindRequest }
-  | { action: 'forward'; route: Route; message: Omit<InboundMessage, 'replyTo' | 'receivedAt' | 'chatId' | 'topicId'> };
+/**
+ * `platformData` of a server message that gets a thread of its own: the thread's name. Starting
+ * the thread posts to Discord, so it waits for the intake's reservation (`ingress.ts` `place`);
+ * until then, and when it cannot be made, the message is keyed in its channel.
+ */
+export const THREAD_NAME = 'threadName';
 
 /**
  * What to do with one message (pure), in the reference's order (§6.0, §6.3): ignore ourselves and
  * other bots; apply `allowed_guilds` (DMs are dropped when it is set); apply `mention_only`
  * (DMs, threads we opened and `allowed_channels` are exempt); strip mentions of the bot; drop
- * what is left empty with no files; consume `/connect <code>`; apply `allowed_users`; then route.
+ * what is left empty with no files; consume `/connect <code>`; apply `allowed_users`; then pick
+ * the conversation. Claimed by guild, channel and message id, so a message the gateway replays
+ * on RESUME is admitted once.
  */
-export function decideMessage(facts: MessageFacts, context: RoutingContext): RoutingDecision {
+export function decideMessage(facts: MessageFacts, context: DecideContext): IngressDecision {
   const { author } = facts;
   if (author.id === context.botUserId) return ignore('own');
   if (author.isBot) return ignore('bot');
@@ -73,15 +66,24 @@ export function decideMessage(facts: MessageFacts, context: RoutingContext): Rou
   if (context.mentionOnly && !isMentioned && !isExempt) return ignore('not-mentioned');
   const text = stripMentions(facts.content, context.botUserId);
   if (text.length === 0 && facts.files.length === 0) return ignore('empty');
+  const deliveryKey = `${facts.guildId ?? 'dm'}:${facts.channelId}:${facts.messageId}`;
   const code = parseConnectCommand(text);
-  if (code !== undefined && context.canBind) return { action: 'bind', request: bindRequestOf(facts, code) };
+  if (code !== undefined && context.canBind) {
+    return {
+      kind: 'bind',
+      deliveryKey,
+      request: bindRequestOf(facts, code),
+      answerTo: { chatId: facts.channelId, isPrivateChat: facts.isDm, replyTo: { messageId: facts.messageId } },
+    };
+  }
   const isAllowlisted = context.allowedUsers.has(author.id);
-  if (context.allowedUsers.size > 0 && !isAllowlisted) return ignore('not-allowed');
+  if (context.allowedUsers.size > 0 && !isAllowlisted) return ignore(NOT_ALLOWED);
   return {
-    action: 'forward',
-    route: routeOf(facts, context, isMentioned),
+    kind: 'forward',
+    deliveryKey,
     message: {
       channel: 'discord',
+      ...conversationOf(facts, context, isMentioned),
       userId: author.id,
       senderIsAllowlisted: isAllowlisted,
       workspaceId: facts.guildId ?? DM_WORKSPACE_ID,
@@ -94,18 +96,19 @@ export function decideMessage(facts: MessageFacts, context: RoutingContext): Rou
   };
 }
 
-function routeOf(facts: MessageFacts, context: RoutingContext, isMentioned: boolean): Route {
-  if (facts.isDm) return { kind: 'dm' };
-  if (facts.thread && context.isOwnThread) return { kind: 'thread', threadId: facts.thread.id };
+/** The conversation and the channel the reply goes to (see `ids.ts`). */
+function conversationOf(facts: MessageFacts, context: DecideContext, isMentioned: boolean): Pick<PendingInbound, 'chatId' | 'topicId' | 'platformData'> {
+  if (facts.isDm) return { chatId: facts.channelId };
+  if (facts.thread && context.isOwnThread) return { chatId: facts.thread.id, topicId: facts.thread.id };
   // Reference §6.3: with mention_only a mention opens a thread; thread_mode opens one for every
   // message (thread_mode defaults to mention_only in config.ts). Threads cannot hold threads.
   const wantsThread = context.threadMode && (isMentioned || !context.mentionOnly);
   if (wantsThread && facts.thread === undefined && facts.canStartThread) {
-    return { kind: 'new-thread', name: threadNameFor(facts.author.displayName, facts.messageId) };
+    return { chatId: facts.channelId, topicId: facts.messageId, platformData: { [THREAD_NAME]: threadNameFor(facts.author.displayName, facts.messageId) } };
   }
   // A reply continues the conversation of the message it answers; a reply to our answer
   // continues the conversation of the message we answered.
-  return { kind: 'channel', topicId: facts.reference?.rootId ?? facts.reference?.messageId ?? facts.messageId };
+  return { chatId: facts.channelId, topicId: facts.reference?.rootId ?? facts.reference?.messageId ?? facts.messageId };
 }
 
 /** Reference §6.0: Discord binds per guild; in DMs there is no workspace. */
@@ -119,6 +122,6 @@ function bindRequestOf(facts: MessageFacts, code: string): ChatBindRequest {
   };
 }
 
-function ignore(reason: IgnoreReason): RoutingDecision {
-  return { action: 'ignore', reason };
+function ignore(reason: 'own' | 'bot' | 'guild-not-allowed' | 'not-mentioned' | 'empty' | typeof NOT_ALLOWED): IngressDecision {
+  return { kind: 'ignore', reason };
 }
