@@ -11,10 +11,15 @@ export interface DecideContext {
   canBind: boolean;
 }
 
+/** `platformData` of a group message that quotes another: the quoted message's id (see `ingress.ts` `place`). */
+export const QUOTED_MESSAGE_ID = 'quotedMessageId';
+
 /**
  * What a robot message asks of core (reference §6.5), pure: `/connect <code>` binds (before the
  * allow-list, so a person not yet allowed can bind); a sender outside `allowed_users` is
- * ignored; anything else goes to the agent, deduplicated by its `msgId`.
+ * ignored; anything else goes to the agent, deduplicated by its `msgId`. A P2P chat is one
+ * conversation; every group message starts its own (reference §3.3: members do not wait for each
+ * other), and one that quotes another continues that one's (settled once admitted).
  */
 export function decideRobotMessage(message: ParsedRobotMessage, context: DecideContext): IngressDecision {
   const deliveryKey = message.messageId;
@@ -51,7 +56,9 @@ export function decideRobotMessage(message: ParsedRobotMessage, context: DecideC
       text: kind === 'command' ? bare : message.text,
       kind,
       isPrivateChat: message.isPrivateChat,
+      ...(message.isPrivateChat ? {} : { topicId: message.messageId }),
       ...(message.files.length === 0 ? {} : { files: message.files }),
+      ...(message.isPrivateChat || message.quotedMessageId === undefined ? {} : { platformData: { [QUOTED_MESSAGE_ID]: message.quotedMessageId } }),
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { DWClientDownStream } from 'dingtalk-stream';
+import type { PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
@@ -6,7 +7,7 @@ import type { ChannelDeps, ChannelStatus, ReplyTarget } from '../../src/channel/
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { CardApi } from './card.js';
-import { type DecideContext, decideRobotMessage } from './decide.js';
+import { type DecideContext, decideRobotMessage, QUOTED_MESSAGE_ID } from './decide.js';
 import { WORKING_TEXT } from './limits.js';
 import { parseRobotMessage } from './parse.js';
 import { robotMessageSchema } from './schemas.js';
@@ -89,8 +90,30 @@ export class DingTalkIngress {
       platform: 'dingtalk',
       say: (target, text) => sender.text(target, text),
       acknowledge: (message) => this.acknowledge({ chatId: message.chatId, isPrivateChat: message.isPrivateChat, replyTo: { messageId: message.messageId as string } }),
+      place: (message) => this.placeInConversation(message),
       refusal: 'redeliver',
     };
+  }
+
+  /**
+   * A group message quoting another joins that one's conversation: the one recorded for it, else
+   * the one it started. Recorded in turn, so quoting this message continues the same. Once the
+   * message holds its place in the intake: a refused one records nothing. A store that cannot be
+   * read leaves the message in its own conversation.
+   */
+  private async placeInConversation(message: PendingInbound): Promise<PendingInbound> {
+    const quoted = message.platformData?.[QUOTED_MESSAGE_ID];
+    if (message.isPrivateChat || typeof quoted !== 'string') return message;
+    const { state } = this.options.deps;
+    try {
+      const recorded = await state.get(conversationKey(message.chatId, quoted));
+      const topicId = typeof recorded === 'string' ? recorded : quoted;
+      await state.set(conversationKey(message.chatId, message.messageId as string), topicId);
+      return { ...message, topicId };
+    } catch (error) {
+      this.options.logger.warn({ err: describeError(error) }, 'DingTalk quoted conversation not looked up; the message starts its own');
+      return message;
+    }
   }
 
   private async receive(frame: DWClientDownStream): Promise<void> {
@@ -139,4 +162,9 @@ export class DingTalkIngress {
     });
     return undefined;
   }
+}
+
+/** The channel-state key of the conversation a group message belongs to. */
+function conversationKey(conversationId: string, messageId: string): string {
+  return `conversation:${conversationId}:${messageId}`;
 }

@@ -13,7 +13,8 @@ export interface RobotMessage {
   robotCode?: string;
   sessionWebhook?: string;
   sessionWebhookExpiredTime?: number;
-  text?: { content?: string };
+  /** `isReplyMsg` / `repliedMsg`: a quote of another message (sent by DingTalk, not documented). */
+  text?: { content?: string; isReplyMsg?: boolean; repliedMsg?: { msgId?: string } };
   content?: {
     richText?: { text?: string; type?: string; downloadCode?: string; pictureDownloadCode?: string }[];
     downloadCode?: string;
@@ -35,6 +36,8 @@ export interface ParsedRobotMessage {
   text: string;
   files: InboundFile[];
   sessionWebhook?: { url: string; expiresAt: number };
+  /** The message this one quotes (DingTalk's way to reply). */
+  quotedMessageId?: string;
 }
 
 /**
@@ -56,6 +59,8 @@ export function parseRobotMessage(message: RobotMessage): ParsedRobotMessage | u
   if (stripLeadingMentions(text).trim() === '' && files.length === 0) return undefined;
   const parsed: ParsedRobotMessage = { messageId: message.msgId, chatId, conversationId, isPrivateChat, userId, text, files };
   if (message.senderNick) parsed.userName = message.senderNick;
+  const quoted = message.text?.isReplyMsg === true ? message.text.repliedMsg?.msgId : undefined;
+  if (quoted) parsed.quotedMessageId = quoted;
   if (message.sessionWebhook && typeof message.sessionWebhookExpiredTime === 'number') {
     parsed.sessionWebhook = { url: message.sessionWebhook, expiresAt: message.sessionWebhookExpiredTime };
   }

@@ -29,7 +29,13 @@ export const robotMessageSchema = z.looseObject({
   robotCode: optionalString,
   sessionWebhook: optionalString,
   sessionWebhookExpiredTime: optional(z.number()),
-  text: optional(z.looseObject({ content: optionalString })),
+  text: optional(
+    z.looseObject({
+      content: optionalString,
+      isReplyMsg: optional(z.boolean()),
+      repliedMsg: optional(z.looseObject({ msgId: optionalString })),
+    }),
+  ),
   content: optional(
     z.looseObject({
       richText: optional(z.array(richTextPartSchema)),

@@ -31,12 +31,13 @@ async function startFakeDingTalk(options: { allowedUsers?: string[]; hasCards: b
     },
     sendUserMessage: async (input) => {
       if (input.fromOtherBot) return { chatId: 'cidGROUP1', messageId: `not-delivered-${otherBotMessages++}` };
-      // A reply in DingTalk is a new message in the same conversation (quoting is not a thread).
+      // A reply in DingTalk quotes the message it answers.
       const delivered = await fake.sendUserMessage({
         chat: input.chat,
         userId: input.userId,
         text: input.text,
         ...(input.fromSelf ? { senderId: fake.chatbotUserId } : {}),
+        ...(input.replyToMessageId === undefined ? {} : { quotedMessageId: input.replyToMessageId }),
       });
       return { chatId: delivered.chatId, messageId: delivered.msgId };
     },
@@ -73,7 +74,8 @@ for (const hasCards of [true, false]) {
     definition: dingtalkChannel,
     userIds: ['staffalice01', 'staffbob0002'],
     connectCommand: (code) => `/connect ${code}`,
-    threadModel: { private: 'per-chat', group: 'per-chat' },
+    // Reference §3.3: every group message starts a conversation; quoting one continues it.
+    threadModel: { private: 'per-chat', group: 'per-root-message' },
     // At most one non-final card update per 800 ms per card (platform-limits §5.1).
     minEditIntervalMs: 800,
     // With cards the default (`placeholder`) holds; without, `streaming: 'none'` would default to `none`.

@@ -67,17 +67,21 @@ describe.skipIf(!isRegistered)('chatting in DingTalk with an AI card template', 
 describe.skipIf(!isRegistered)('chatting in DingTalk without a card template', () => {
   const running = useServer('');
 
-  it('answers a group mention with the working text, then the final as markdown, and keeps the conversation', async () => {
+  it('answers a group mention with the working text, then the final as markdown; quoting it continues the conversation, a new message starts another', async () => {
     const question = await running.dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e02', text: 'what is `ls`?' });
     await running.dingtalk.waitFor(() => running.dingtalk.botMessages(question.chatId).find((m) => m.kind === 'markdown'), 20_000);
     const [ack, final] = running.dingtalk.botMessages(question.chatId);
     expect(ack).toMatchObject({ kind: 'text', text: WORKING, replyTo: question.msgId });
     // The echo's inline code became bold for sampleMarkdown.
     expect(final).toMatchObject({ kind: 'markdown', text: 'Echo: what is **ls**?', replyTo: question.msgId });
-    await running.dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e03', text: 'and then?' });
+    // Another member quoting the question continues its conversation: the model sees it.
+    await running.dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e03', text: 'and then?', quotedMessageId: question.msgId });
     await running.dingtalk.waitFor(() => running.dingtalk.botMessages(question.chatId).find((m) => m.text === 'Echo: and then?'), 20_000);
-    // One conversation per group: the model saw the earlier question.
     expect(running.model.requests.at(-1)?.messages.map((m) => m.content)).toContain('what is `ls`?');
+    // A message that quotes nothing starts its own (reference §3.3): members never wait for each other.
+    await running.dingtalk.sendUserMessage({ chat: 'group', userId: 'staffe2e03', text: 'unrelated' });
+    await running.dingtalk.waitFor(() => running.dingtalk.botMessages(question.chatId).find((m) => m.text === 'Echo: unrelated'), 20_000);
+    expect(running.model.requests.at(-1)?.messages.map((m) => m.content)).not.toContain('what is `ls`?');
   });
 
   it('replies through the robot API after the session webhook expired', async () => {

@@ -137,7 +137,16 @@ export class FakeDingTalk {
       sessionWebhook: `${this.apiUrl}/robot/sendBySession?session=${msgId}`,
       robotCode: this.clientId,
       msgtype,
-      ...(msgtype === 'text' ? { text: { content: input.text ?? '' } } : {}),
+      ...(msgtype === 'text'
+        ? {
+            text: {
+              content: input.text ?? '',
+              ...(input.quotedMessageId === undefined
+                ? {}
+                : { isReplyMsg: true, repliedMsg: { msgId: input.quotedMessageId, msgType: 'text', senderId: 'someone', content: { text: 'the quoted text' } } }),
+            },
+          }
+        : {}),
       ...(input.content === undefined ? {} : { content: input.content }),
       atUsers: [],
     };

@@ -45,6 +45,11 @@ export interface UserMessageInput {
   senderId?: string;
   /** Omit `senderStaffId` (external users). */
   hasNoStaffId?: boolean;
+  /**
+   * The message this one quotes (DingTalk's reply): sent as `text.isReplyMsg` and
+   * `text.repliedMsg`, fields DingTalk sends but does not document.
+   */
+  quotedMessageId?: string;
 }
 
 export interface Delivered {

@@ -115,6 +115,23 @@ describe('DingTalk ingress', () => {
     expect(await committedOne(intake, 2)).toMatchObject({ kind: 'chat', text: '@Bob please look' });
   });
 
+  it('gives every group message its own conversation, so members do not wait for each other; quoting continues one, also down a chain', async () => {
+    const { fake, intake } = await started();
+    const root = await fake.sendUserMessage({ chat: 'group', userId: ALICE, text: 'first question' });
+    const other = await fake.sendUserMessage({ chat: 'group', userId: 'staffbob0002', text: 'another question' });
+    const reply = await fake.sendUserMessage({ chat: 'group', userId: 'staffbob0002', text: 'on the first', quotedMessageId: root.msgId });
+    const replyToReply = await fake.sendUserMessage({ chat: 'group', userId: ALICE, text: 'still the first', quotedMessageId: reply.msgId });
+    await committedOne(intake, 4);
+    const topicOf = (msgId: string) => intake.committed.find((m) => m.messageId === msgId)?.topicId;
+    expect(topicOf(root.msgId)).toBe(root.msgId);
+    expect(topicOf(other.msgId)).toBe(other.msgId);
+    expect([topicOf(reply.msgId), topicOf(replyToReply.msgId)]).toEqual([root.msgId, root.msgId]);
+    // In a P2P chat a quote changes nothing: the chat is one conversation.
+    const direct = await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'hi', quotedMessageId: root.msgId });
+    await committedOne(intake, 5);
+    expect(topicOf(direct.msgId)).toBeUndefined();
+  });
+
   it('handles a callback delivered twice once, and acks both deliveries', async () => {
     const { fake, intake } = await started();
     const first = await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'only once' });

@@ -20,6 +20,8 @@ describe('decideRobotMessage', () => {
     ['a sender not allowed', P2P, { allowedUsers: new Set(['someone-else']) }, { kind: 'ignore', reason: 'not-allowed' }],
     ['/connect from a sender not allowed yet binds', { ...P2P, text: '/connect ABC123' }, { allowedUsers: new Set(['someone-else']) }, { kind: 'bind', deliveryKey: 'msg1', request: { identity: { externalAccountId: 'staff1' }, code: 'ABC123', accountName: 'Ann' } }],
     ['/connect in a group binds in that conversation', { ...GROUP, text: '@DeerFlow /connect ABC123' }, {}, { kind: 'bind', request: { identity: { externalAccountId: 'staff1', workspaceId: 'cidG' }, code: 'ABC123' }, answerTo: { chatId: 'cidG', replyTo: { messageId: 'msg1' } } }],
+    ['a group message starts its own conversation', GROUP, {}, { kind: 'forward', message: { topicId: 'msg1' } }],
+    ['a group message quoting another carries the quote, settled once admitted', { ...GROUP, quotedMessageId: 'msg0' }, {}, { kind: 'forward', message: { topicId: 'msg1', platformData: { quotedMessageId: 'msg0' } } }],
     ['/connect without binding on is chat', { ...P2P, text: '/connect ABC123' }, { canBind: false }, { kind: 'forward', message: { kind: 'chat', text: '/connect ABC123' } }],
   ])('%s', (_name, message, overrides, expected) => {
     expect(decideRobotMessage(message, context(overrides))).toMatchObject(expected as object);
