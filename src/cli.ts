@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { platforms } from '../channels/index.js';
 import { loadConfig } from './config/index.js';
+import { type AccountAdmin, AdminClient } from './admin-client.js';
 import { AppError, ConfigError, describeError, NotFoundError } from './errors.js';
 
 const USAGE = `usage: npm run cli -- [--config path] [--url server-url] <command>
@@ -14,9 +15,10 @@ commands:
   outbox list [pending]          replies not delivered: dead letters (default) or those waiting to be retried
   outbox retry <id|all>          send dead letters again, with a fresh deadline
 
-user commands open the database the config names (stop an embedded server first); outbox
-commands ask the running server (--url, default from server.host and server.port), with
-auth.admin_token when the config sets one.`;
+user commands work on the database the config names; while an embedded server holds its data
+dir they ask that server instead. outbox commands always ask the running server. The server is at
+--url, default from server.host and server.port, and is sent auth.admin_token when the config
+sets one.`;
 
 /** Each noun's verbs and how many arguments each takes (outbox list: up to one). */
 const VERBS: Record<string, Record<string, readonly number[]>> = {
@@ -25,8 +27,9 @@ const VERBS: Record<string, Record<string, readonly number[]>> = {
 };
 
 /**
- * `npm run cli -- user <verb> …`: account management from a shell, on the database the
- * server's config names. A second composition root next to `main.ts`.
+ * `npm run cli -- user|outbox <verb> …`: account management and the outbox from a shell, on the
+ * database the server's config names or through the running server. A second composition root
+ * next to `main.ts`.
  */
 async function cli(): Promise<number> {
   const { values, positionals } = parseArgs({ options: { config: { type: 'string', short: 'c' }, url: { type: 'string' } }, allowPositionals: true });
@@ -37,38 +40,47 @@ async function cli(): Promise<number> {
     return 2;
   }
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
-  if (noun === 'outbox') {
-    const url = values.url ?? `http://${config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host}:${config.server.port}`;
-    return outboxCommand(verb as string, rest[0], { url, token: config.auth.admin_token });
-  }
+  const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
+  const server = new AdminClient({ url: values.url ?? `http://${host}:${config.server.port}`, token: config.auth.admin_token });
+  if (noun === 'outbox') return outboxCommand(verb as string, rest[0], server);
   // Only now: a usage or config error answers before the database is loaded.
   const [{ openDatabase }, { UsersRepo }] = await Promise.all([import('./db/index.js'), import('./db/repos/users-repo.js')]);
-  const database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir), sharedBuffers: config.database.pglite_shared_buffers });
+  let database: Awaited<ReturnType<typeof openDatabase>>;
   try {
-    const users = new UsersRepo(database.db);
-    const [argument] = rest as [string];
-    switch (verb) {
-      case 'list':
-        for (const user of await users.list()) {
-          process.stdout.write(`${user.id}\t${user.name}\tshell: ${user.canUseShell ? 'granted' : 'no'}\t${user.createdAt.toISOString()}\n`);
-        }
-        return 0;
-      case 'grant-shell':
-      case 'revoke-shell': {
-        const found = await users.findByIdOrName(argument);
-        const user = found && (await users.setCanUseShell(found.id, verb === 'grant-shell'));
-        if (!user) throw new NotFoundError('User');
-        process.stdout.write(`${user.name} (${user.id}): shell ${user.canUseShell ? 'granted' : 'revoked'}\n`);
-        return 0;
-      }
-      default: {
-        const { user, apiKey } = await users.create(argument);
-        process.stdout.write(`created user ${user.name} (${user.id})\napi key (shown once, store it now): ${apiKey}\n`);
-        return 0;
-      }
-    }
+    database = await openDatabase({ url: config.database.url, dataDir: resolve(config.data_dir), sharedBuffers: config.database.pglite_shared_buffers });
+  } catch (error) {
+    // The embedded server holds its data dir: it is asked instead (issue #15).
+    if (!(error instanceof AppError && error.code === 'DATA_DIR_IN_USE')) throw error;
+    return userCommand(verb as string, rest[0] as string, server);
+  }
+  try {
+    return await userCommand(verb as string, rest[0] as string, new UsersRepo(database.db));
   } finally {
     await database.close();
+  }
+}
+
+/** `user <verb> [argument]` on `users`: the database, or the running server. */
+async function userCommand(verb: string, argument: string, users: AccountAdmin): Promise<number> {
+  switch (verb) {
+    case 'list':
+      for (const user of await users.list()) {
+        process.stdout.write(`${user.id}\t${user.name}\tshell: ${user.canUseShell ? 'granted' : 'no'}\t${user.createdAt.toISOString()}\n`);
+      }
+      return 0;
+    case 'grant-shell':
+    case 'revoke-shell': {
+      const found = await users.findByIdOrName(argument);
+      const user = found && (await users.setCanUseShell(found.id, verb === 'grant-shell'));
+      if (!user) throw new NotFoundError('User');
+      process.stdout.write(`${user.name} (${user.id}): shell ${user.canUseShell ? 'granted' : 'revoked'}\n`);
+      return 0;
+    }
+    default: {
+      const { user, apiKey } = await users.create(argument);
+      process.stdout.write(`created user ${user.name} (${user.id})\napi key (shown once, store it now): ${apiKey}\n`);
+      return 0;
+    }
   }
 }
 
@@ -91,28 +103,14 @@ interface OutboxEntryJson {
 }
 
 /** `outbox list|retry` on the running server: it owns the outbox and sends what is due. */
-async function outboxCommand(verb: string, argument: string | undefined, server: { url: string; token: string | undefined }): Promise<number> {
-  const call = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
-    let response: Response;
-    try {
-      response = await fetch(new URL(path, server.url), {
-        ...init,
-        headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...(server.token === undefined ? {} : { authorization: `Bearer ${server.token}` }) },
-      });
-    } catch {
-      throw new AppError('CHANNEL_UNAVAILABLE', 'server unreachable', { userMessage: `no server answers at ${server.url}; outbox commands need the running server (start it, or pass --url)` });
-    }
-    const body = (await response.json().catch(() => ({}))) as T & { message?: string };
-    if (!response.ok) throw new AppError('BAD_REQUEST', 'server refused', { userMessage: `the server answered ${response.status}: ${body.message ?? 'no reason given'}` });
-    return body;
-  };
+async function outboxCommand(verb: string, argument: string | undefined, server: AdminClient): Promise<number> {
   if (verb === 'retry') {
-    const { retried } = await call<{ retried: number }>('/api/outbox/retry', { method: 'POST', body: JSON.stringify(argument === 'all' ? {} : { id: Number(argument) }) });
+    const { retried } = await server.call<{ retried: number }>('/api/outbox/retry', { method: 'POST', body: argument === 'all' ? {} : { id: Number(argument) } });
     process.stdout.write(`${retried} dead letter${retried === 1 ? '' : 's'} sent again\n`);
     return 0;
   }
   const state = argument === 'pending' ? 'pending' : 'dead';
-  const listing = await call<{ pending: number; dead: number; entries: OutboxEntryJson[] }>(`/api/outbox?state=${state}`);
+  const listing = await server.call<{ pending: number; dead: number; entries: OutboxEntryJson[] }>(`/api/outbox?state=${state}`);
   process.stdout.write(`outbox: ${listing.pending} pending, ${listing.dead} dead\n`);
   for (const entry of listing.entries) {
     const when = entry.dead_at === null ? `next ${entry.next_attempt_at}` : `dead ${entry.dead_at}`;

@@ -1,15 +1,9 @@
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeTelegram } from '../fakes/telegram/index.js';
-import { trackChild, withRunMarker } from '../helpers/child-processes.js';
-import { channelStarted, runMainToExit, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { channelStarted, runCli, runMainToExit, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** The bundle `npm run cli` runs, built once per test run by test/setup/bundle.ts. */
-const CLI_BUNDLE = join(ROOT, '.build/cli.mjs');
+const ADMIN_TOKEN = 'operator-token-for-the-cli-test';
 
 /** Issue #15: one embedded server per data dir, and channels only once the port is bound. */
 describe('one embedded server per data dir', () => {
@@ -21,6 +15,7 @@ describe('one embedded server per data dir', () => {
     telegram = new FakeTelegram();
     await telegram.start();
     config = writeConfig(`server: { port: 0 }
+auth: { admin_token: ${ADMIN_TOKEN} }
 channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
 `);
@@ -43,19 +38,16 @@ channels:
     await telegram.waitFor(() => telegram.botMessages(7).some((message) => message.text.includes('/new')));
   });
 
-  it('the CLI is refused on it too, and pointed at the running server', async () => {
-    const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      const child = execFile(
-        process.execPath,
-        [CLI_BUNDLE, '--config', config.path, 'user', 'list'],
-        { cwd: config.dir, env: withRunMarker({ PATH: process.env.PATH ?? '' }) },
-        (error, _stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr }),
-      );
-      trackChild(child, 'cli user list');
-    });
-    expect(code).toBe(1);
-    expect(stderr).toContain(`is in use by another deerflow-channels process (pid ${first?.child.pid}`);
-    expect(stderr).toContain('manage accounts through its API or console');
+  it('the CLI acts through the running server instead, with the operator token', async () => {
+    const url = ['--url', first?.url as string];
+    const created = await runCli(['--config', config.path, ...url, 'user', 'create', 'ana'], config.dir);
+    expect(created).toMatchObject({ code: 0, stdout: expect.stringMatching(/^created user ana \([0-9a-f-]{36}\)\napi key \(shown once, store it now\): dfc_\S+\n$/) });
+    expect((await runCli(['--config', config.path, ...url, 'user', 'grant-shell', 'ana'], config.dir)).stdout).toMatch(/^ana \([0-9a-f-]{36}\): shell granted\n$/);
+    expect((await runCli(['--config', config.path, ...url, 'user', 'list'], config.dir)).stdout).toMatch(/\tana\tshell: granted\t/);
+    // A config without the operator token (same data dir: the same working folder) is told what is missing.
+    const withoutToken = writeConfig('server: { port: 0 }\n');
+    const refused = await runCli(['--config', withoutToken.path, ...url, 'user', 'list'], config.dir);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('set auth.admin_token') });
   });
 
   it('opens again once the server holding it was killed', async () => {
