@@ -19,7 +19,7 @@ export const TELEGRAM_CAPABILITIES: ChannelCapabilities = {
   runMode: 'stream',
 };
 
-/** Retries of one API call on 5xx and network errors, inside the SDK. */
+/** Retries of one API call on 5xx, inside the SDK. */
 const SDK_RETRY_ATTEMPTS = 3;
 
 /**
@@ -33,9 +33,11 @@ export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps)
   }
   const logger = deps.logger.child({ channel: 'telegram' });
   const bot = new Bot(config.bot_token, { client: { apiRoot: config.api_root } });
-  // 5xx and network errors are retried in the SDK; 429s are not (`maxDelaySeconds: 0`): the
-  // shared rate gate owns them, so waiting is visible to every sender to that chat.
-  bot.api.config.use(autoRetry({ maxDelaySeconds: 0, maxRetryAttempts: SDK_RETRY_ATTEMPTS }));
+  // 5xx are retried in the SDK; 429s are not (`maxDelaySeconds: 0`): the shared rate gate owns
+  // them, so waiting is visible to every sender to that chat. Nor are network errors: the plugin
+  // would retry those without end (backing off to an hour), holding a worker for as long as
+  // Telegram is unreachable; failing fast hands a final to the outbox, and polling retries by itself.
+  bot.api.config.use(autoRetry({ maxDelaySeconds: 0, maxRetryAttempts: SDK_RETRY_ATTEMPTS, rethrowHttpErrors: true }));
   const gate = new InProcessRateGate({ now: deps.now });
   const ingress = new TelegramIngress({
     bot,

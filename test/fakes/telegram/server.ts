@@ -31,7 +31,12 @@ export type Fault =
   | { errorCode: 429; retryAfter: number }
   | { errorCode: 500 }
   | { errorCode: 401 }
-  | { errorCode: 400 | 403; description: string };
+  | { errorCode: 400 | 403; description: string }
+  /** No answer: the connection is reset, as when Telegram cannot be reached. */
+  | { errorCode: 'unreachable' };
+
+/** What `failure` returns for an `unreachable` fault: the request's socket is destroyed. */
+const CONNECTION_RESET = Symbol('connection reset');
 
 /** A send or edit to a chat that arrived while a 429's `retry_after` for that chat was running. */
 export interface RateLimitViolation {
@@ -375,8 +380,10 @@ export class FakeTelegram {
     return head.fault;
   }
 
-  private failure(fault: Fault, call: RecordedCall, chatId: number | undefined): ApiFailure {
+  private failure(fault: Fault, call: RecordedCall, chatId: number | undefined): ApiFailure | typeof CONNECTION_RESET {
     switch (fault.errorCode) {
+      case 'unreachable':
+        return CONNECTION_RESET;
       case 429: {
         if (chatId !== undefined) {
           const until = call.at + fault.retryAfter * 1000;
@@ -395,6 +402,11 @@ export class FakeTelegram {
 
   private answer(res: ServerResponse, result: unknown, call?: RecordedCall): void {
     if (res.writableEnded || res.destroyed) return;
+    if (result === CONNECTION_RESET) {
+      res.destroy();
+      this.emit();
+      return;
+    }
     const isFailure = result instanceof ApiFailure;
     const body = isFailure
       ? {

@@ -339,6 +339,13 @@ describe('Telegram egress', () => {
   });
 
 
+  it('rejects finish() at once when Telegram cannot be reached, so the outbox takes the final over instead of a worker waiting', async () => {
+    const { fake, reply } = await acknowledged(PRIVATE, 'private');
+    fake.failNext('editMessageText', { errorCode: 'unreachable' }, 1000);
+    fake.failNext('sendMessage', { errorCode: 'unreachable' }, 1000);
+    await expect(reply.finish('anyone there?')).rejects.toMatchObject({ name: 'ChannelError', code: 'CHANNEL_UNAVAILABLE', platform: 'telegram' });
+  });
+
   it('rejects finish() with a ChannelError when Telegram refuses the text', async () => {
     const { fake, reply } = await acknowledged(PRIVATE, 'private');
     fake.failNext('editMessageText', { errorCode: 403, description: 'Forbidden: bot was blocked by the user' });
