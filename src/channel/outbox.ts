@@ -244,7 +244,11 @@ export class Outbox {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.wakeAt = undefined;
-      this.draining ??= this.drain().finally(() => {
+      // After a drain under way: it may have looked already, before this entry fell due.
+      const drained = (this.draining ?? Promise.resolve()).then(() => this.drain());
+      this.draining = drained;
+      void drained.finally(() => {
+        if (this.draining !== drained) return;
         this.draining = undefined;
         this.wake(this.now() + this.pollMs);
       });
