@@ -204,10 +204,12 @@ export class TelegramIngress {
     const decision = decideMessage(message, { ...this.context, botUsername: this.options.bot.botInfo.username });
     const chatId = String(message.chat.id);
     void this.runner.run(chatId, async () => {
+      if (decision.kind !== 'forward') {
+        await this.pipeline.admit(decision, receivedAt);
+        return;
+      }
       // After a refusal, the chat's later messages wait too: they come again after it, in order.
-      const isRefused = decision.kind === 'forward' && (this.refusedChats.has(chatId) || (await this.pipeline.admit(decision, receivedAt)) === 'refused');
-      if (decision.kind !== 'forward') await this.pipeline.admit(decision, receivedAt);
-      if (!isRefused) return;
+      if (!this.refusedChats.has(chatId) && (await this.pipeline.admit(decision, receivedAt)) !== 'refused') return;
       this.refusedChats.add(chatId);
       this.takenUpdateIds.delete(updateId);
       this.firstRefusedUpdateId = Math.min(updateId, this.firstRefusedUpdateId ?? updateId);

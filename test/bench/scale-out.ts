@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
-import { Redis } from 'ioredis';
+import { deleteRedisKeys } from '../helpers/redis-keys.js';
 import postgres from 'postgres';
 import { answerByAttempt, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
@@ -57,10 +57,7 @@ async function freshDeployment(options: { databaseUrl: string; redisUrl: string 
   const keyPrefix = `bench-${randomUUID().slice(0, 8)}`;
   const cleanUp = async () => {
     await database.drop();
-    const redis = new Redis(options.redisUrl);
-    const keys = await redis.keys(`${keyPrefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await deleteRedisKeys(options.redisUrl, keyPrefix);
   };
   return { database, keyPrefix, cleanUp };
 }

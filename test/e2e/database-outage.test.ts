@@ -25,13 +25,10 @@ describe.skipIf(!databaseUrl)('a PostgreSQL outage', () => {
     model = new FakeOpenAI({ apiKey: 'sk-e2e' });
     await Promise.all([telegram.start(), model.start()]);
     database = await createTestDatabaseUrl();
-    const direct = new URL(database.url);
-    proxy = new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
-    const proxied = new URL(database.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(await proxy.start());
+    const proxied = await TcpProxy.inFrontOf(database.url, 5432);
+    proxy = proxied.proxy;
     const config = writeConfig(`server: { port: 0 }
-database: { url: "${proxied}" }
+database: { url: "${proxied.url}" }
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
 channels:

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { createTestDatabaseUrl } from '../helpers/database.js';
+import { deleteRedisKeys } from '../helpers/redis-keys.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
@@ -30,14 +30,11 @@ describe.skipIf(!databaseUrl || !redisUrl)('a Redis outage, scaled out', () => {
     model = new FakeOpenAI({ apiKey: 'sk-e2e' });
     await Promise.all([telegram.start(), model.start()]);
     database = await createTestDatabaseUrl();
-    const direct = new URL(redisUrl as string);
-    proxy = new TcpProxy({ host: direct.hostname, port: Number(direct.port || 6379) });
-    const proxied = new URL(redisUrl as string);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(await proxy.start());
+    const proxied = await TcpProxy.inFrontOf(redisUrl as string, 6379);
+    proxy = proxied.proxy;
     const config = writeConfig(`server: { port: 0 }
 database: { url: "${database.url}" }
-redis: { url: "${proxied}", key_prefix: ${keyPrefix} }
+redis: { url: "${proxied.url}", key_prefix: ${keyPrefix} }
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
 channels:
@@ -52,10 +49,7 @@ channels:
     await proxy?.stop();
     await Promise.all([telegram?.stop(), model?.stop()]);
     await database?.drop();
-    const redis = new Redis(redisUrl as string);
-    const keys = await redis.keys(`${keyPrefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await deleteRedisKeys(redisUrl as string, keyPrefix);
   });
 
   it('answers the messages sent while Redis was cut off once it is back, each once', async () => {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { createTestDatabaseUrl } from '../helpers/database.js';
+import { deleteRedisKeys } from '../helpers/redis-keys.js';
 import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -40,10 +40,7 @@ channels:
     await Promise.allSettled(servers.map((server) => server.stop()));
     await Promise.all([telegram?.stop(), model?.stop()]);
     await database?.drop();
-    const redis = new Redis(redisUrl as string);
-    const keys = await redis.keys(`${keyPrefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await deleteRedisKeys(redisUrl as string, keyPrefix);
   });
 
   it('answers through the Redis queue, each message once, and holds the Telegram connection', async () => {

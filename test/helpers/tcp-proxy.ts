@@ -13,6 +13,16 @@ export class TcpProxy {
     this.server = createServer((client) => this.accept(client));
   }
 
+  /** A started proxy in front of the server of `url`, and `url` pointed at the proxy instead. */
+  static async inFrontOf(url: string, defaultPort: number): Promise<{ proxy: TcpProxy; url: string }> {
+    const direct = new URL(url);
+    const proxy = new TcpProxy({ host: direct.hostname, port: Number(direct.port || defaultPort) });
+    const proxied = new URL(url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(await proxy.start());
+    return { proxy, url: proxied.toString() };
+  }
+
   /** Resolves with the port it listens on. */
   async start(): Promise<number> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
