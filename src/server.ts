@@ -174,7 +174,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Alone on its database, every turn left unfinished is one a crash of this server interrupted:
   // they run again before new messages come in. Scaled out, the queue hands a dead worker's
   // message to another (a process starting cannot tell a dead process's turn from a live one's).
-  if (isSoleProcess) await manager.resumeUnfinishedTurns(intake);
+  if (isSoleProcess) {
+    await releaseAbandonedDeliveries(deliveries, logger);
+    await manager.resumeUnfinishedTurns(intake);
+  }
   outbox.start();
   const housekeeping = startHousekeeping(deliveries, outbox, logger);
 
@@ -274,6 +277,20 @@ function createEnabledChannels(
       platform.create(channelConfig, { ...deps, ...perPlatform(platform.name), logger: deps.logger.child({ channel: platform.name }) }),
     ),
   );
+}
+
+/**
+ * Alone on its database, every delivery claim still `processing` is one a crash of this server
+ * left mid-way: released, so the platform's redelivery runs instead of being refused as in
+ * progress. Never throws: the claims still go stale by themselves.
+ */
+async function releaseAbandonedDeliveries(deliveries: WebhookDeliveriesRepo, logger: Logger): Promise<void> {
+  try {
+    const released = await deliveries.releaseAbandoned();
+    if (released > 0) logger.warn({ released }, 'deliveries a crash left mid-way released for redelivery');
+  } catch (error) {
+    logger.warn({ err: describeError(error) }, 'abandoned deliveries could not be released');
+  }
 }
 
 /** Webhook deliveries stay redeliverable on GitHub for 3 days (7 on Enterprise Server); older records can go. */

@@ -339,8 +339,12 @@ export type DeliveryClaim =
  * of one that went through is answered without running again and one that failed runs again.
  */
 export interface WebhookDeliveries {
-  /** Claims `deliveryId` atomically: two concurrent requests with one id never both get `new`. */
-  begin(deliveryId: string, event: string): Promise<DeliveryClaim>;
+  /**
+   * Claims `deliveryId` atomically: two concurrent requests with one id never both get `new`. A
+   * claim still `processing` after `staleAfterMs` (default ten minutes) belonged to a process that
+   * died, and is taken over.
+   */
+  begin(deliveryId: string, event: string, options?: { staleAfterMs?: number }): Promise<DeliveryClaim>;
   /** Marks it done, with the summary a redelivery is answered with. */
   finish(deliveryId: string, summary: Record<string, unknown>): Promise<void>;
   /** Marks it failed, so its redelivery runs again. */

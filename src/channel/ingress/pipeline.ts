@@ -41,6 +41,14 @@ export interface IngressAdapter {
  */
 export type IngressOutcome = 'accepted' | 'bound' | 'answered' | 'ignored' | 'duplicate' | 'refused';
 
+/**
+ * A message's claim still unsettled after this long belonged to a process that died while
+ * admitting it: a redelivery then runs. Admission takes a few requests (the placeholder, the
+ * commit); a live one that took longer still answers once, since the journal refuses the
+ * second commit.
+ */
+export const MESSAGE_CLAIM_STALE_MS = 60_000;
+
 /** Refusals are logged at most this often per adapter: a full queue refuses in bursts. */
 const REFUSAL_LOG_INTERVAL_MS = 1000;
 
@@ -115,7 +123,7 @@ export class IngressPipeline {
    */
   private async claim(key: string): Promise<'new' | 'taken' | 'unrecorded'> {
     try {
-      return (await this.deps.deliveries.begin(key, 'message')).kind === 'new' ? 'new' : 'taken';
+      return (await this.deps.deliveries.begin(key, 'message', { staleAfterMs: MESSAGE_CLAIM_STALE_MS })).kind === 'new' ? 'new' : 'taken';
     } catch (error) {
       this.logger.warn({ err: describeError(error) }, 'delivery store unavailable; admitting anyway');
       return 'unrecorded';

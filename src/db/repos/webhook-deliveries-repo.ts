@@ -31,7 +31,7 @@ export class WebhookDeliveriesRepo {
   /** The deliveries of one platform, as its adapter sees them. */
   forPlatform(platform: string): WebhookDeliveries {
     return {
-      begin: (deliveryId, event) => this.begin(platform, deliveryId, event),
+      begin: (deliveryId, event, options) => this.begin(platform, deliveryId, event, options),
       finish: (deliveryId, summary) => this.finish(platform, deliveryId, summary),
       fail: (deliveryId) => this.fail(platform, deliveryId),
     };
@@ -40,12 +40,12 @@ export class WebhookDeliveriesRepo {
   /**
    * Claims `deliveryId` for processing, in one statement, so two concurrent requests with the same
    * id never both get `new`: inserts a `processing` row, or takes over a `failed` one (or one stuck
-   * in `processing` for {@link STALE_PROCESSING_MS}); otherwise reports what the row holds.
+   * in `processing` for `staleAfterMs`, default the repo's); otherwise reports what the row holds.
    */
-  async begin(platform: string, deliveryId: string, event: string): Promise<DeliveryClaim> {
+  async begin(platform: string, deliveryId: string, event: string, options: { staleAfterMs?: number } = {}): Promise<DeliveryClaim> {
     const t = webhookDeliveries;
     const column = (c: { name: string }) => sql.identifier(c.name);
-    const stale = sql`now() - make_interval(secs => ${this.staleAfterMs / 1000})`;
+    const stale = sql`now() - make_interval(secs => ${(options.staleAfterMs ?? this.staleAfterMs) / 1000})`;
     // The outer select reads the snapshot from before the insert: no row = it was new (or another
     // transaction inserted it concurrently, which `claimed = false` tells apart).
     const result = await this.db.execute(sql`
@@ -82,6 +82,23 @@ export class WebhookDeliveriesRepo {
       .update(webhookDeliveries)
       .set({ status: 'failed', updatedAt: sql`now()` })
       .where(this.idIs(platform, deliveryId));
+  }
+
+  /**
+   * Marks every delivery still `processing` failed, so its redelivery runs. Only for the sole
+   * process of a deployment, at start, before its channels take events: every such claim is then
+   * one a crash left mid-way (a chat message claimed but never committed would otherwise be
+   * refused as in progress until it went stale).
+   *
+   * @returns how many were released.
+   */
+  async releaseAbandoned(): Promise<number> {
+    const released = await this.db
+      .update(webhookDeliveries)
+      .set({ status: 'failed', updatedAt: sql`now()` })
+      .where(eq(webhookDeliveries.status, 'processing'))
+      .returning({ deliveryId: webhookDeliveries.deliveryId });
+    return released.length;
   }
 
   /**

@@ -381,6 +381,10 @@ export class FakeDingTalk {
   private fault(call: RecordedCall, answer: Answer): true | undefined {
     const fault = this.faults.get(call.path)?.shift();
     if (fault === undefined) return undefined;
+    if (fault.kind === 'hang') {
+      this.notify();
+      return true;
+    }
     if (fault.kind === 'rate-limit') {
       if (call.chatId !== undefined) this.blockedUntil.set(call.chatId, Date.now() + fault.retryAfterSeconds * 1000);
       return answer(429, { code: 'Throttling.Api', message: 'qps limit' }, { 'retry-after': String(fault.retryAfterSeconds) });

@@ -20,7 +20,9 @@ export type Fault =
   | { kind: 'rate-limit'; retryAfterSeconds: number }
   /** A DingTalk business error: HTTP `status` (default 400) with `{code, message}`. */
   | { kind: 'business'; code: string; status?: number }
-  | { kind: 'http'; status: number };
+  | { kind: 'http'; status: number }
+  /** Never answered: the call is recorded and its connection held until the fake stops. */
+  | { kind: 'hang' };
 
 export interface FakeDingTalkOptions {
   /** Callbacks not acked within this are delivered again; default 60000. */

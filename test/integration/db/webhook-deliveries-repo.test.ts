@@ -85,6 +85,29 @@ describe.each(testDatabaseKinds())('WebhookDeliveriesRepo on %s', (kind) => {
     expect(await minute.begin('github', id, 'issues')).toEqual(IN_PROGRESS);
   });
 
+  it('takes over a claim stuck for longer than the staleAfterMs of this begin', async () => {
+    const chat = repo.forPlatform('dingtalk');
+    const id = randomUUID();
+    expect(await chat.begin(id, 'message', { staleAfterMs: 60_000 })).toEqual(NEW);
+    await backdate('dingtalk', id, sql`updated_at = now() - interval '50 seconds'`);
+    expect(await chat.begin(id, 'message', { staleAfterMs: 60_000 })).toEqual(IN_PROGRESS);
+    await backdate('dingtalk', id, sql`updated_at = now() - interval '70 seconds'`);
+    // The repo's own default (ten minutes) would still call it in progress.
+    expect(await repo.begin('dingtalk', id, 'message')).toEqual(IN_PROGRESS);
+    expect(await chat.begin(id, 'message', { staleAfterMs: 60_000 })).toEqual(NEW);
+  });
+
+  it('releases every claim a crash left processing, and nothing settled', async () => {
+    const [stuck, done] = [randomUUID(), randomUUID()];
+    const slack = repo.forPlatform('slack');
+    expect(await slack.begin(stuck, 'message')).toEqual(NEW);
+    expect(await slack.begin(done, 'message')).toEqual(NEW);
+    await slack.finish(done, {});
+    expect(await repo.releaseAbandoned()).toBeGreaterThanOrEqual(1);
+    expect(await slack.begin(stuck, 'message')).toEqual(NEW);
+    expect(await slack.begin(done, 'message')).toEqual({ kind: 'done', summary: {} });
+  });
+
   it('keeps the same delivery id of two platforms apart', async () => {
     const id = randomUUID();
     const [github, gitlab] = [repo.forPlatform('github'), repo.forPlatform('gitlab')];
