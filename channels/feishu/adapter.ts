@@ -75,7 +75,7 @@ export function createFeishuChannel(config: FeishuConfig, deps: ChannelDeps): Ch
             ...(config.verification_token === undefined ? {} : { verificationToken: config.verification_token }),
             now: deps.now,
             windowMs: FEISHU_LIMITS.callbackWindowMs,
-            dispatch: (event) => ingress.dispatch(event),
+            dispatch: (event, sentAt) => ingress.dispatchCallback(event, sentAt),
             logger,
           }),
         }

@@ -12,6 +12,7 @@ import type { CardRegistry } from './cards.js';
 import { decideMessage } from './decide.js';
 import { FEISHU_REACTIONS } from './egress.js';
 import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
+import { FEISHU_LIMITS } from './limits.js';
 import { withSourcePreview } from './render.js';
 import { type FeishuMessageEvent, feishuMessageEventSchema } from './schemas.js';
 import type { GroupTopics } from './topics.js';
@@ -40,7 +41,9 @@ export interface FeishuIngressOptions {
  * through core's pipeline, one chat's in order. The long connection's handler (and the HTTP
  * route) only queue that work and return at once: `WSClient` acks a frame after the handler
  * returns, and Feishu pushes an unacked event again. So Feishu never redelivers a message the
- * intake refused, and the person is told instead. Lone files wait for their batch first.
+ * intake refused, and the person is told instead; only the HTTP route, asked before it answers,
+ * refuses a message the intake has no room for while Feishu will push it again. Lone files wait
+ * for their batch first.
  */
 export class FeishuIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
@@ -110,6 +113,18 @@ export class FeishuIngress {
     }
     this.receive(parsed.data, receivedAt);
     return true;
+  }
+
+  /**
+   * HTTP mode: as {@link dispatch}, but a message the intake has no room for is `refused` while
+   * Feishu will still push it again (sent within `eventRetryWindowMs`), so the route answers 503
+   * and Feishu retries instead of the person being told to send it again (issue #15).
+   */
+  async dispatchCallback(raw: unknown, sentAt: number | undefined): Promise<'taken' | 'refused' | 'stopped'> {
+    if (!this.state.running) return 'stopped';
+    const willRedeliver = sentAt !== undefined && this.options.deps.now() - sentAt < FEISHU_LIMITS.eventRetryWindowMs;
+    if (await this.pipeline.leavesForRedelivery(willRedeliver)) return 'refused';
+    return this.dispatch(raw) ? 'taken' : 'stopped';
   }
 
   private async openLongConnection(): Promise<void> {

@@ -35,6 +35,13 @@ export const FEISHU_LIMITS = {
   maxFileBytes: 30 * 1024 * 1024,
   /** Message resources in: we cap downloads at 30 MiB (Feishu's own cap is unconfirmed, often quoted as 100 MB). */
   maxDownloadBytes: 30 * 1024 * 1024,
+  /**
+   * An HTTP event callback not answered 200 is pushed again: 4 retries, once documented as after
+   * 5 s, 5 min, 1 h and 6 h (platform-limits.md §4.2; the current intervals are unconfirmed). An
+   * event younger than this has its early retries ahead of it, so a full intake refuses it; an
+   * older one (the 5-minute retry on) is admitted, and told busy if still refused.
+   */
+  eventRetryWindowMs: 60_000,
   /** HTTP callbacks older or newer than this are refused (replay window). */
   callbackWindowMs: 5 * 60 * 1000,
   /** Longest wait the adapter honours for a final before giving up. */

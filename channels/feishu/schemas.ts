@@ -49,6 +49,6 @@ export type FeishuMessageEvent = z.output<typeof feishuMessageEventSchema>;
 
 /** An HTTP event callback (schema 2.0) once decrypted and verified: a header that names the event, and the event. */
 export const feishuCallbackSchema = z.looseObject({
-  header: z.looseObject({ event_id: z.string().min(1), event_type: z.string().min(1), token: optionalString }),
+  header: z.looseObject({ event_id: z.string().min(1), event_type: z.string().min(1), token: optionalString, create_time: optionalString }),
   event: z.looseObject({}),
 });

@@ -11,6 +11,7 @@ import { within } from '../../src/time.js';
 import type { SlackApi } from './api.js';
 import { boltLogger, noopReceiver } from './bolt.js';
 import { WORKSPACE_KEY } from './budget.js';
+import { SLACK_LIMITS } from './limits.js';
 import { SLACK_REACTIONS } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
 import { decideEvent } from './decide.js';
@@ -35,11 +36,16 @@ export interface SlackIngressOptions {
   stopTimeoutMs?: number;
 }
 
+/** How an HTTP event was taken: handed to Bolt, left for Slack to send again (the intake is full), or not (stopped). */
+export type SlackDispatch = 'taken' | 'refused' | 'stopped';
+
 /**
  * The transport: Bolt takes events (Socket Mode or HTTP) and acknowledges every envelope before
  * our listener runs, so the listener only decides (`decide.ts`) and hands the message to core's
- * pipeline, each channel's in order. Slack does not send an acknowledged event again: a message
- * the intake refused is answered with the busy notice.
+ * pipeline, each channel's in order. A message event that finds the intake full before its last
+ * retry is not acknowledged (HTTP 503, no envelope ack), so Slack sends it again; Slack does not
+ * send an acknowledged event again, so a message the intake refuses after that is answered with
+ * the busy notice.
  */
 export class SlackIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
@@ -105,20 +111,29 @@ export class SlackIngress {
 
   /**
    * HTTP mode: hands a verified Events API body to Bolt once its envelope has the shape Bolt reads
-   * (else one warning, and true: Slack must not retry it); false when not running. Never throws.
+   * (else one warning, and `taken`: Slack must not retry it). `refused` for a message event the
+   * intake has no room for while Slack will retry it; `stopped` when not running. Never rejects.
    */
-  dispatch(body: unknown, retry: { retryNum?: number; retryReason?: string }): boolean {
-    const app = this.app;
-    if (!app || this.options.transport.mode !== 'http') return false;
+  async dispatch(body: unknown, retry: { retryNum?: number; retryReason?: string }): Promise<SlackDispatch> {
+    if (!this.app || this.options.transport.mode !== 'http') return 'stopped';
     const envelope = slackEventCallbackSchema.safeParse(body);
     if (!envelope.success) {
       logMalformedEvent(this.logger, 'slack', kindOf(body), envelope.error);
-      return true;
+      return 'taken';
     }
+    if (await this.leavesForRetry(envelope.data.event.type, retry.retryNum ?? 0)) return 'refused';
+    const app = this.app;
+    if (!app) return 'stopped';
     app.processEvent({ body: envelope.data, ack: async () => undefined, ...retry }).catch((error: unknown) => {
       this.logger.error({ err: describeError(error) }, 'Slack event processing failed');
     });
-    return true;
+    return 'taken';
+  }
+
+  /** A message event the intake has no room for while Slack will still send it again (issue #15). */
+  private leavesForRetry(eventType: string, retryNum: number): Promise<boolean> {
+    const isMessage = eventType === 'message' || eventType === 'app_mention';
+    return isMessage ? this.pipeline.leavesForRedelivery(retryNum < SLACK_LIMITS.eventRetries) : Promise.resolve(false);
   }
 
   private createReceiver(): Receiver {
@@ -151,24 +166,33 @@ export class SlackIngress {
    * look (@slack/socket-mode 2.x `onWebSocketMessage`): a frame without an event object is an
    * unhandled rejection, which ends the process. Its frame listener is put behind our envelope
    * check; a malformed frame is acknowledged (Slack would redeliver it) and dropped with one warning.
+   * A message event the intake has no room for is left unacknowledged while Slack will retry it.
    */
   private guardFrames(receiver: SocketModeReceiver): void {
     const client = receiver.client as unknown as SocketFrameSource;
     const listeners = client.listeners('ws_message');
     client.removeAllListeners('ws_message');
+    const forward = (data: unknown, isBinary: boolean) => {
+      for (const listener of listeners) listener.call(client, data, isBinary);
+    };
     client.on('ws_message', (data: unknown, isBinary: boolean) => {
       const frame = typeof data === 'string' && !isBinary ? parseFrame(data) : undefined;
-      if (frame?.type === 'events_api') {
-        const envelope = slackEventCallbackSchema.safeParse(frame.payload);
-        if (!envelope.success) {
-          logMalformedEvent(this.logger, 'slack', kindOf(frame.payload), envelope.error);
-          if (typeof frame.envelope_id === 'string') {
-            client.send(frame.envelope_id).catch((error: unknown) => this.logger.warn({ err: describeError(error) }, 'Slack envelope not acknowledged'));
-          }
-          return;
-        }
+      if (frame?.type !== 'events_api') {
+        forward(data, isBinary);
+        return;
       }
-      for (const listener of listeners) listener.call(client, data, isBinary);
+      const envelope = slackEventCallbackSchema.safeParse(frame.payload);
+      if (!envelope.success) {
+        logMalformedEvent(this.logger, 'slack', kindOf(frame.payload), envelope.error);
+        if (typeof frame.envelope_id === 'string') {
+          client.send(frame.envelope_id).catch((error: unknown) => this.logger.warn({ err: describeError(error) }, 'Slack envelope not acknowledged'));
+        }
+        return;
+      }
+      const retryNum = typeof frame.retry_attempt === 'number' ? frame.retry_attempt : 0;
+      void this.leavesForRetry(envelope.data.event.type, retryNum).then((isLeft) => {
+        if (!isLeft) forward(data, isBinary);
+      });
     });
   }
 
@@ -270,7 +294,7 @@ interface SocketFrameSource {
 }
 
 /** A Socket Mode frame, or undefined when it is not a JSON object (the client ignores those itself). */
-function parseFrame(data: string): { type?: unknown; envelope_id?: unknown; payload?: unknown } | undefined {
+function parseFrame(data: string): { type?: unknown; envelope_id?: unknown; retry_attempt?: unknown; payload?: unknown } | undefined {
   try {
     const frame: unknown = JSON.parse(data);
     return typeof frame === 'object' && frame !== null ? frame : undefined;

@@ -27,6 +27,12 @@ export const SLACK_LIMITS = {
   maxDownloadBytes: 50_000_000,
   /** Outbound files. Undocumented: Slack's cap is commonly quoted as 1 GB; we keep uploads to 50 MB. */
   maxUploadBytes: 50_000_000,
+  /**
+   * Slack sends an event it got no acknowledgement for (HTTP 2xx, or the envelope's ack in Socket
+   * Mode) again 3 times: nearly at once, after a minute, after five (platform-limits.md §2.2).
+   * The retry number (`X-Slack-Retry-Num`, `retry_attempt`) counts them.
+   */
+  eventRetries: 3,
   /** How long one 429 may make a final wait before it gives up, in ms (bounds `Retry-After`). */
   maxRetryAfterMs: 60_000,
 } as const;

@@ -42,6 +42,10 @@ export class InProcessBus implements InboundBus {
     return this.reservations.take((message) => this.enqueue(message));
   }
 
+  async hasRoom(): Promise<boolean> {
+    return this.reservations.isOpen && this.queue.length + this.reservations.count < this.options.maxQueued;
+  }
+
   start(handler: InboundHandler): void {
     if (this.workers.length > 0) throw new AppError('INTERNAL', 'bus already started');
     this.reservations.open();

@@ -79,6 +79,12 @@ export class RedisBus implements InboundBus {
     return this.reservations.take((message) => this.add(message));
   }
 
+  async hasRoom(): Promise<boolean> {
+    if (!this.reservations.isOpen) return false;
+    const waiting = await within(this.queue.getWaitingCount(), COMMAND_TIMEOUT_MS).catch(() => undefined);
+    return waiting !== undefined && waiting + this.reservations.count < this.options.maxQueued;
+  }
+
   start(handler: InboundHandler): void {
     if (this.worker) throw new AppError('INTERNAL', 'bus already started');
     this.reservations.open();

@@ -30,6 +30,10 @@ export class JournaledIntake implements InboundIntake {
     };
   }
 
+  async hasRoom(): Promise<boolean> {
+    return (await this.options.intake.hasRoom?.()) ?? true;
+  }
+
   /**
    * @throws AppError `DUPLICATE_DELIVERY` (the reservation is released) when the message was
    * accepted before; else what the bus's `commit` throws, the journal entry withdrawn so a

@@ -290,6 +290,13 @@ export interface InboundIntake {
    * `AppError('INBOUND_QUEUE_FULL' | 'INBOUND_QUEUE_CLOSED')`.
    */
   reserve(): Promise<InboundReservation>;
+  /**
+   * Whether a `reserve` now would find room: asked by a push transport before it acknowledges an
+   * event, so a platform that sends it again gets a refusal instead of the person a busy notice.
+   * A hint only (admission may still be refused); false when the intake cannot tell. Absent: the
+   * intake never tells, and refusals are found at admission.
+   */
+  hasRoom?(): Promise<boolean>;
 }
 
 /** A chat command as platforms list it in their command menus. */

@@ -10,8 +10,12 @@ export interface FeishuRoutesOptions {
   verificationToken?: string;
   now: () => number;
   windowMs: number;
-  /** Hands a verified `im.message.receive_v1` event (flattened, not yet shape-checked) to ingress; false when it is not running. */
-  dispatch: (event: unknown) => boolean;
+  /**
+   * Hands a verified `im.message.receive_v1` event (flattened, not yet shape-checked) and when
+   * Feishu sent it (the header's `create_time`) to ingress: `taken`, `refused` (the intake has no
+   * room and Feishu will push it again) or `stopped` (not running). Never rejects.
+   */
+  dispatch: (event: unknown, sentAt: number | undefined) => Promise<'taken' | 'refused' | 'stopped'>;
   /** Gets the warning for a verified callback of the wrong shape. */
   logger: Logger;
 }
@@ -30,7 +34,8 @@ const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'invalid Feishu callback' 
  * its challenge (also unsigned, when it decrypts under the encrypt key: see `verify.ts`). `im.message.receive_v1` is answered 200 at once and handed to ingress (which
  * drops replayed event ids and, with a warning, events of the wrong shape); other event types are
  * answered 200 and ignored, and so is a verified callback without a well-formed header and event
- * (one warning). 503 while stopped.
+ * (one warning). 503 while stopped, and for a message the intake has no room for while Feishu
+ * will push it again.
  */
 export function createFeishuRoutes(options: FeishuRoutesOptions): FastifyPluginAsync {
   return async (app) => {
@@ -64,7 +69,10 @@ export function createFeishuRoutes(options: FeishuRoutesOptions): FastifyPluginA
       }
       if (event.data.header.event_type !== 'im.message.receive_v1') return reply.code(200).send({});
       const flattened = { ...event.data.event, event_id: event.data.header.event_id, token: event.data.header.token };
-      if (!options.dispatch(flattened)) return reply.code(503).send({ code: 'CHANNEL_UNAVAILABLE', message: 'Feishu channel is not running' });
+      const sentAt = Number(event.data.header.create_time);
+      const dispatched = await options.dispatch(flattened, Number.isFinite(sentAt) && sentAt > 0 ? sentAt : undefined);
+      if (dispatched === 'stopped') return reply.code(503).send({ code: 'CHANNEL_UNAVAILABLE', message: 'Feishu channel is not running' });
+      if (dispatched === 'refused') return reply.code(503).send({ code: 'INBOUND_QUEUE_FULL', message: 'the server is too busy; Feishu sends the event again' });
       return reply.code(200).send({});
     });
   };

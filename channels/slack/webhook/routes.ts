@@ -2,8 +2,11 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { checkSlackHeaders, verifySlackSignature } from './verify.js';
 
-/** Hands a verified Events API body to ingress; false when ingress is not running (Slack retries later). */
-export type EventDispatcher = (body: unknown, retry: { retryNum?: number; retryReason?: string }) => boolean;
+/**
+ * Hands a verified Events API body to ingress: `taken`, `refused` (the intake has no room and
+ * Slack will retry) or `stopped` (ingress is not running; Slack retries later). Never rejects.
+ */
+export type EventDispatcher = (body: unknown, retry: { retryNum?: number; retryReason?: string }) => Promise<'taken' | 'refused' | 'stopped'>;
 
 export interface SlackRoutesOptions {
   signingSecret: string;
@@ -25,9 +28,11 @@ const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'invalid Slack signature' 
  * `POST /` (mounted at `/api/webhooks/slack`): the HTTP Events API. The raw body is kept for the
  * signature; a bad, missing or stale (> 5 min) signature gets 401 and changes nothing;
  * `url_verification` is answered with its challenge; every other verified body (a malformed one
- * too: ingress drops it with a warning, and Slack must not retry it) is answered 200
- * at once and then dispatched (Slack waits 3 s at most, https://docs.slack.dev/apis/events-api), retries (`X-Slack-Retry-Num`) included: ingress dedupes them, and
- * a retry is never answered with an error. 503 while ingress is stopped, so Slack retries later.
+ * too: ingress drops it with a warning, and Slack must not retry it) is answered 200 once
+ * dispatched, which only hands it on (Slack waits 3 s at most,
+ * https://docs.slack.dev/apis/events-api), retries (`X-Slack-Retry-Num`) included: ingress
+ * dedupes them. 503 while ingress is stopped, and for a message the intake has no room for before
+ * Slack's last retry, so Slack sends it again later.
  */
 export function createSlackRoutes(options: SlackRoutesOptions): FastifyPluginAsync {
   return async (app) => {
@@ -67,11 +72,12 @@ export function createSlackRoutes(options: SlackRoutesOptions): FastifyPluginAsy
       const challenge = urlVerificationSchema.safeParse(body);
       if (challenge.success) return reply.code(200).send({ challenge: challenge.data.challenge });
       const retryNum = headers['x-slack-retry-num'] === undefined ? undefined : Number(headers['x-slack-retry-num']);
-      const isAccepted = options.dispatch(body, {
+      const dispatched = await options.dispatch(body, {
         ...(retryNum === undefined ? {} : { retryNum }),
         ...(headers['x-slack-retry-reason'] === undefined ? {} : { retryReason: headers['x-slack-retry-reason'] }),
       });
-      if (!isAccepted) return reply.code(503).send({ code: 'CHANNEL_UNAVAILABLE', message: 'Slack channel is not running' });
+      if (dispatched === 'stopped') return reply.code(503).send({ code: 'CHANNEL_UNAVAILABLE', message: 'Slack channel is not running' });
+      if (dispatched === 'refused') return reply.code(503).send({ code: 'INBOUND_QUEUE_FULL', message: 'the server is too busy; Slack sends the event again' });
       return reply.code(200).send();
     });
   };

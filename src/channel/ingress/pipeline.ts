@@ -1,4 +1,4 @@
-import { describeError } from '../../errors.js';
+import { AppError, describeError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { isDuplicateDelivery } from '../journaled-intake.js';
 import type { ChannelDeps, InboundReservation, ReplyTarget } from '../types.js';
@@ -93,6 +93,22 @@ export class IngressPipeline {
       return outcome !== 'refused';
     });
     return settled === 'duplicate' ? 'duplicate' : outcome;
+  }
+
+  /**
+   * Asked by a push transport before it acknowledges a message event (issue #15): true when the
+   * intake has no room for it now and the platform will deliver it again (`willRedeliver`: Slack
+   * before its last retry), so the transport refuses it (an HTTP 503, an envelope left
+   * unacknowledged) and the message comes back, instead of the person being asked to send it
+   * again. False when the intake has room or cannot tell: admission then decides, and a refusal
+   * there is told. Never rejects.
+   */
+  async leavesForRedelivery(willRedeliver: boolean): Promise<boolean> {
+    if (!willRedeliver || !this.deps.intake.hasRoom) return false;
+    const hasRoom = await this.deps.intake.hasRoom().catch(() => true);
+    if (hasRoom) return false;
+    this.logRefusal(new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full'), 'left for redelivery');
+    return true;
   }
 
   /**
@@ -192,7 +208,7 @@ export class IngressPipeline {
     return 'refused';
   }
 
-  private logRefusal(error: unknown): void {
+  private logRefusal(error: unknown, handling = this.adapter.refusal === 'tell' ? 'told' : 'left for redelivery'): void {
     const now = this.deps.now();
     if (now - this.lastRefusalLogAt < REFUSAL_LOG_INTERVAL_MS) {
       this.refusalsUnlogged++;
@@ -202,7 +218,7 @@ export class IngressPipeline {
     this.lastRefusalLogAt = now;
     this.refusalsUnlogged = 0;
     this.logger.warn(
-      { err: describeError(error), refusedMeanwhile, handling: this.adapter.refusal === 'tell' ? 'told' : 'left for redelivery' },
+      { err: describeError(error), refusedMeanwhile, handling },
       'inbound message refused by the intake',
     );
   }

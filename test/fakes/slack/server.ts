@@ -48,6 +48,12 @@ export interface FakeSlackOptions {
   rejectToken?: boolean;
   /** Ping each socket this often, in ms (Slack pings; the client reconnects after 30 s without). Default 10000. */
   pingIntervalMs?: number;
+  /**
+   * Slack's retries of an event it got no acknowledgement for (a non-2xx answer, no envelope ack):
+   * the n-th retry goes out this long after the delivery before it, with retry number n (Slack:
+   * three, after ~0 s, 1 min, 5 min). Default none: only a new socket connection redelivers.
+   */
+  retryDelaysMs?: readonly number[];
 }
 
 export interface UserMessageInput {
@@ -98,6 +104,8 @@ export class FakeSlack {
   readonly rateLimitViolations: RateLimitViolation[] = [];
   /** Acks received over sockets, by envelope id. */
   readonly acks: { envelopeId: string; at: number }[] = [];
+  /** Envelopes pushed over sockets, retries included, in order. */
+  readonly pushes: { envelopeId: string; retryAttempt: number; at: number }[] = [];
   /** Answers to HTTP event deliveries. */
   readonly eventResponses: { eventId: string; status: number; body: string; retryNum: number }[] = [];
   /** Socket connections opened so far. */
@@ -116,6 +124,7 @@ export class FakeSlack {
   private pinger: ReturnType<typeof setInterval> | undefined;
   private port = 0;
   private nextId = 1;
+  private readonly retryTimers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(private readonly options: FakeSlackOptions = {}) {
     this.botToken = options.botToken ?? 'xoxb-fake-bot-token';
@@ -152,6 +161,8 @@ export class FakeSlack {
 
   async stop(): Promise<void> {
     clearInterval(this.pinger);
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
     for (const socket of this.sockets) socket.terminate();
     this.sockets.clear();
     this.wss.close();
@@ -252,9 +263,28 @@ export class FakeSlack {
       this.envelopes.push(envelope);
       this.pushEnvelope(envelope);
     } else {
-      await this.postEvent(payload, 0);
+      await this.postWithRetries(payload, 0);
     }
     return { channel: String(event.channel), ts: String(event.ts), eventId, envelopeId: envelope.envelopeId };
+  }
+
+  /** POSTs an event; a non-2xx answer (or none) is retried after `retryDelaysMs`, as Slack does. */
+  private async postWithRetries(payload: Record<string, unknown>, retryNum: number): Promise<void> {
+    const status = await this.postEvent(payload, retryNum).then(
+      (response) => response.status,
+      () => 0,
+    );
+    const delay = this.options.retryDelaysMs?.[retryNum];
+    if ((status >= 200 && status < 300) || delay === undefined) return;
+    this.afterRetryDelay(delay, () => void this.postWithRetries(payload, retryNum + 1));
+  }
+
+  private afterRetryDelay(delayMs: number, retry: () => void): void {
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      retry();
+    }, delayMs);
+    this.retryTimers.add(timer);
   }
 
   /** Signs `body` as Slack does: `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<body>`. */
@@ -310,6 +340,16 @@ export class FakeSlack {
     // Slack sends each event to one of the app's connections.
     const socket = [...this.sockets].at(-1);
     if (!socket) return;
+    this.pushes.push({ envelopeId: envelope.envelopeId, retryAttempt: envelope.retryAttempt, at: Date.now() });
+    const delay = this.options.retryDelaysMs?.[envelope.retryAttempt];
+    if (delay !== undefined) {
+      const attempt = envelope.retryAttempt;
+      this.afterRetryDelay(delay, () => {
+        if (envelope.isAcked || envelope.retryAttempt !== attempt) return;
+        envelope.retryAttempt += 1;
+        this.pushEnvelope(envelope);
+      });
+    }
     socket.send(
       JSON.stringify({
         envelope_id: envelope.envelopeId,
@@ -320,6 +360,7 @@ export class FakeSlack {
         payload: envelope.payload,
       }),
     );
+    this.emit();
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {

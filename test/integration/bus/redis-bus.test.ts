@@ -86,7 +86,9 @@ describe.skipIf(!redisUrl)('RedisBus', () => {
     for (const text of ['one', 'two']) await commit(a, message(text));
     await a.stop(0);
     buses.splice(buses.indexOf(a), 1);
+    expect(await b.hasRoom()).toBe(true);
     await commit(b, message('three'));
+    expect(await b.hasRoom()).toBe(false);
     await expect(b.reserve()).rejects.toMatchObject({ code: 'INBOUND_QUEUE_FULL' });
     expect(b.stats().refused).toBe(1);
   });
@@ -110,6 +112,7 @@ describe.skipIf(!redisUrl)('RedisBus', () => {
     await expect(unreachable.ping()).rejects.toThrow();
     // Intake refuses at once instead of waiting for Redis: the platform keeps the message.
     await expect(unreachable.reserve()).rejects.toMatchObject({ code: 'INBOUND_QUEUE_FULL' });
+    expect(await unreachable.hasRoom()).toBe(false);
   });
 
   it('lets in-flight work finish within the grace period, then aborts it; refuses commits after stop', async () => {

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feishuChannel } from '../../../channels/feishu/index.js';
+import { INGRESS_TEXTS } from '../../../src/channel/ingress/pipeline.js';
 import { webhookRoutes } from '../../../src/gateway/routes/webhooks/index.js';
 import { silentLogger } from '../../../src/logger.js';
 import { FakeFeishu } from '../../fakes/feishu/index.js';
@@ -22,11 +23,20 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startHttpFeishu() {
+/** An intake that says whether it has room, as the bus does, and is full while `isFull`. */
+class RoomTellingIntake extends RecordingIntake {
+  asked = 0;
+
+  async hasRoom(): Promise<boolean> {
+    this.asked += 1;
+    return !this.isFull;
+  }
+}
+
+async function startHttpFeishu(intake: RecordingIntake = new RecordingIntake()) {
   const fake = new FakeFeishu();
   await fake.start();
   cleanups.push(() => fake.stop());
-  const intake = new RecordingIntake();
   const config = feishuChannel.configSchema.parse({
     enabled: true,
     app_id: fake.appId,
@@ -58,6 +68,36 @@ describe('feishu HTTP callbacks', () => {
     expect((await post(FakeFeishu.signedCallback(event, ENCRYPT_KEY))).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(intake.committed.map((m) => [m.messageId, m.text])).toEqual([[messageId, 'over http']]);
+  });
+
+  it('refuses a message the intake has no room for while Feishu will push it again, and runs its retry', async () => {
+    const intake = new RoomTellingIntake();
+    intake.isFull = true;
+    const { fake, post } = await startHttpFeishu(intake);
+    const { event, messageId } = fake.buildUserEvent({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: 'while busy' });
+    const refused = await post(FakeFeishu.signedCallback(event, ENCRYPT_KEY));
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ code: 'INBOUND_QUEUE_FULL' });
+    expect(intake.reserved).toBe(0);
+    // Feishu's retry a few seconds later finds room.
+    intake.isFull = false;
+    expect((await post(FakeFeishu.signedCallback(event, ENCRYPT_KEY))).status).toBe(200);
+    await intake.waitUntil(() => intake.committed.length === 1);
+    expect(intake.committed.map((m) => m.messageId)).toEqual([messageId]);
+    expect(fake.botMessages(P2P).map((m) => m.text)).not.toContain(INGRESS_TEXTS.busy);
+  });
+
+  it('tells the person to send it again when a late retry still finds no room', async () => {
+    const intake = new RoomTellingIntake();
+    intake.isFull = true;
+    const { fake, post } = await startHttpFeishu(intake);
+    const { event, messageId } = fake.buildUserEvent({ chatId: P2P, chatType: 'p2p', openId: ALICE, text: 'still busy' });
+    // Feishu's retry five minutes after it sent the event: the retries left are an hour apart.
+    const late = { ...event, header: { ...(event.header as object), create_time: String(Date.now() - 5 * 60_000) } };
+    expect((await post(FakeFeishu.signedCallback(late, ENCRYPT_KEY))).status).toBe(200);
+    const told = await fake.waitFor(() => fake.botMessages(P2P).find((m) => m.text === INGRESS_TEXTS.busy));
+    expect(told.replyTo).toBe(messageId);
+    expect(intake.refused).toBe(1);
   });
 
   it('answers the URL verification challenge', async () => {

@@ -42,9 +42,12 @@ describe('InProcessBus', () => {
   it('refuses at once when queued messages plus reservations reach the limit', async () => {
     const bus = new InProcessBus({ maxQueued: 2, concurrency: 1, logger: silentLogger() });
     const held = await bus.reserve();
+    expect(await bus.hasRoom()).toBe(true);
     await publish(bus, 'queued');
+    expect(await bus.hasRoom()).toBe(false);
     await expect(bus.reserve()).rejects.toSatisfy((e) => codeOf(e) === 'INBOUND_QUEUE_FULL');
     held.release();
+    expect(await bus.hasRoom()).toBe(true);
     held.release(); // idempotent: frees exactly one slot
     await publish(bus, 'fits again');
     await expect(bus.reserve()).rejects.toSatisfy((e) => codeOf(e) === 'INBOUND_QUEUE_FULL');

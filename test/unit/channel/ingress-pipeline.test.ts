@@ -50,6 +50,21 @@ describe('IngressPipeline', () => {
     expect(deliveries.entries.get('k1')?.status).toBe('done');
   });
 
+  it('tells a push transport to leave a message for redelivery only when the intake has no room and the platform sends it again', async () => {
+    const { intake, pipeline } = setup();
+    // An intake that cannot tell: admission decides.
+    expect(await pipeline.leavesForRedelivery(true)).toBe(false);
+    let hasRoom: () => Promise<boolean> = async () => false;
+    Object.assign(intake, { hasRoom: () => hasRoom() });
+    expect(await pipeline.leavesForRedelivery(true)).toBe(true);
+    // The platform's last delivery: admitted, so a refusal is told.
+    expect(await pipeline.leavesForRedelivery(false)).toBe(false);
+    hasRoom = async () => true;
+    expect(await pipeline.leavesForRedelivery(true)).toBe(false);
+    hasRoom = () => Promise.reject(new Error('bus unreachable'));
+    expect(await pipeline.leavesForRedelivery(true)).toBe(false);
+  });
+
   it('runs a delivery claimed before once only', async () => {
     const { intake, pipeline } = setup();
     expect(await pipeline.admit(forward(), 1)).toBe('accepted');

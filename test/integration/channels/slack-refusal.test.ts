@@ -1,0 +1,96 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { slackChannel } from '../../../channels/slack/index.js';
+import { INGRESS_TEXTS } from '../../../src/channel/ingress/pipeline.js';
+import { webhookRoutes } from '../../../src/gateway/routes/webhooks/index.js';
+import { silentLogger } from '../../../src/logger.js';
+import { FakeSlack } from '../../fakes/slack/index.js';
+import { testChannelDeps } from '../../helpers/channel-deps.js';
+import { RecordingIntake } from '../../helpers/recording-intake.js';
+
+/**
+ * Issue #15: a message that finds the intake full is refused before Slack's acknowledgement
+ * (HTTP 503; in Socket Mode its envelope is left unacknowledged), so Slack sends it again and it
+ * is answered without the person doing anything. Only at Slack's last retry is the person told
+ * to send it again. Through Bolt and the real adapter against the fake Slack, which retries as
+ * Slack does (faster).
+ */
+
+const ALICE = 'U0ALICE1';
+const DM = `D${ALICE}`;
+
+/** An intake that says it has no room for the first `fullFor` asks (all of them when undefined). */
+class FullForAWhileIntake extends RecordingIntake {
+  asked = 0;
+
+  constructor(private readonly fullFor: number | undefined) {
+    super();
+    this.isFull = fullFor === undefined;
+  }
+
+  async hasRoom(): Promise<boolean> {
+    this.asked += 1;
+    return this.fullFor !== undefined && this.asked > this.fullFor;
+  }
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startSlack(mode: 'http' | 'socket', intake: RecordingIntake) {
+  const fake = new FakeSlack({ retryDelaysMs: [20, 20, 20] });
+  await fake.start();
+  cleanups.push(() => fake.stop());
+  const transport = mode === 'http' ? { signing_secret: fake.signingSecret } : { app_token: fake.appToken };
+  const config = slackChannel.configSchema.parse({ enabled: true, bot_token: fake.botToken, api_url: fake.apiUrl, ...transport });
+  const adapter = await slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
+  cleanups.push(() => adapter.stop());
+  if (mode === 'http') {
+    if (!adapter.routes) throw new Error('HTTP mode must have routes');
+    const app: FastifyInstance = Fastify();
+    await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: [{ name: 'slack', routes: adapter.routes }] });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    cleanups.push(() => app.close());
+    fake.eventsUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/webhooks/slack`;
+  }
+  await adapter.start();
+  return fake;
+}
+
+/** Slack's deliveries of one event so far: the retry number of each and, over HTTP, its answer. */
+function deliveriesOf(fake: FakeSlack, mode: 'http' | 'socket', sent: { eventId: string; envelopeId: string }) {
+  return mode === 'http'
+    ? fake.eventResponses.filter((r) => r.eventId === sent.eventId).map((r) => ({ retry: r.retryNum, status: r.status }))
+    : fake.pushes.filter((p) => p.envelopeId === sent.envelopeId).map((p) => ({ retry: p.retryAttempt, isAcked: fake.acks.some((a) => a.envelopeId === p.envelopeId) }));
+}
+
+describe.each(['http', 'socket'] as const)('Slack with the intake full (%s)', (mode) => {
+  it('leaves the message for Slack to send again and answers it then, without a busy notice', async () => {
+    const intake = new FullForAWhileIntake(2);
+    const fake = await startSlack(mode, intake);
+    const sent = await fake.sendUserMessage({ channel: DM, channelType: 'im', user: ALICE, text: 'hello while busy' });
+    const [committed] = await intake.waitForCommits(1);
+    expect(committed).toMatchObject({ messageId: sent.ts, text: 'hello while busy' });
+    expect(deliveriesOf(fake, mode, sent).map((d) => d.retry)).toEqual([0, 1, 2]);
+    if (mode === 'http') expect(deliveriesOf(fake, mode, sent).map((d) => ('status' in d ? d.status : 0))).toEqual([503, 503, 200]);
+    else await fake.waitFor(() => fake.acks.some((a) => a.envelopeId === sent.envelopeId));
+    // Only the placeholder of the one admission: no busy notice, nothing posted for the refusals.
+    expect(fake.botMessages(DM).map((m) => m.text)).toEqual(['Working on it...']);
+    expect(intake.committed).toHaveLength(1);
+  });
+
+  it('tells the person to send it again when even Slack’s last retry finds no room', async () => {
+    const intake = new FullForAWhileIntake(undefined);
+    const fake = await startSlack(mode, intake);
+    const sent = await fake.sendUserMessage({ channel: DM, channelType: 'im', user: ALICE, text: 'hello while very busy' });
+    const told = await fake.waitFor(() => fake.botMessages(DM).find((m) => m.text === INGRESS_TEXTS.busy));
+    expect(told.threadTs).toBe(sent.ts);
+    expect(deliveriesOf(fake, mode, sent).map((d) => d.retry)).toEqual([0, 1, 2, 3]);
+    if (mode === 'http') expect(deliveriesOf(fake, mode, sent).map((d) => ('status' in d ? d.status : 0))).toEqual([503, 503, 503, 200]);
+    expect(intake.refused).toBe(1);
+    expect(intake.committed).toEqual([]);
+  });
+});
