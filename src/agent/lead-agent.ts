@@ -8,6 +8,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createClarificationTool } from './clarification.js';
 import type { ModelConfig } from './config.js';
+import { withInterruptedToolCallsClosed } from './interrupted-tool-calls.js';
 import type { ChatModels } from './models.js';
 import { buildSystemPrompt, type UploadedFileInfo } from './prompt.js';
 
@@ -86,7 +87,7 @@ export class LeadAgent {
         tools: this.toolsFor(access),
         prompt: (state: { messages: BaseMessage[] }, config: RunnableConfig) => [
           new SystemMessage(this.systemPrompt(state.messages, config)),
-          ...state.messages,
+          ...withInterruptedToolCallsClosed(state.messages),
         ],
         checkpointer: this.options.checkpointer,
       });

@@ -88,6 +88,8 @@ interface TurnOutcome {
   failed: boolean;
   /** The sender was told why nothing ran (unbound, identity unavailable). */
   told?: boolean;
+  /** A fire-and-forget run that goes on after the turn: the turn is finished once it ends. */
+  backgroundRun?: { threadId: string; runId: string };
 }
 
 /** What a run produced: the answer text ('' when none), its final state, and whether it failed. */
@@ -107,6 +109,7 @@ export class ChannelManager {
   private readonly files: ConversationFiles;
   private readonly followUps: FollowUps | undefined;
   private readonly threadTurns = new ThreadTurns();
+  private isStopped = false;
 
   constructor(private readonly deps: ChannelManagerDeps) {
     this.commands = deps.commands ?? builtinCommands;
@@ -127,8 +130,9 @@ export class ChannelManager {
     this.followUps?.start();
   }
 
-  /** Stops background work; waiting follow-ups stay in the database. */
+  /** Stops background work; waiting follow-ups stay in the database, and turns of runs the shutdown interrupts stay open. */
   stop(): void {
+    this.isStopped = true;
     this.followUps?.close();
   }
 
@@ -156,6 +160,7 @@ export class ChannelManager {
     log.info({ kind: message.kind, chars: message.text.length }, 'inbound accepted');
     let reply: DurableReply | undefined;
     let isReleased = false;
+    let backgroundRun: TurnOutcome['backgroundRun'];
     try {
       const answer = this.replyTo(message, channel);
       reply = answer;
@@ -176,6 +181,7 @@ export class ChannelManager {
         this.answered(message, 'failed');
         return;
       }
+      backgroundRun = outcome.backgroundRun;
       if (outcome.failed && key) {
         await this.release(key, log);
         isReleased = true;
@@ -192,8 +198,29 @@ export class ChannelManager {
         .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
       this.answered(message, 'failed');
     } finally {
-      if (key && !isReleased) await this.finishTurn(key, log);
+      if (key && !isReleased) {
+        if (backgroundRun) this.finishTurnWhenRunEnds(key, backgroundRun, log);
+        else await this.finishTurn(key, log);
+      }
     }
+  }
+
+  /**
+   * A fire-and-forget turn (GitHub) stays unfinished in the journal while its run goes on, so a
+   * crash mid-run takes it up again at the next start (issue #15). A run this process's shutdown
+   * interrupted stays unfinished too; any other end finishes the turn. Never rejects.
+   */
+  private finishTurnWhenRunEnds(key: DedupeKey, { threadId, runId }: { threadId: string; runId: string }, log: Logger): void {
+    void this.deps.runtime
+      .joinRun(threadId, runId)
+      .then(async (run) => {
+        if (run.status === 'interrupted' && this.isStopped) {
+          log.info({ runId }, 'background run interrupted by the shutdown; it is taken up again at the next start');
+          return;
+        }
+        await this.finishTurn(key, log);
+      })
+      .catch((error: unknown) => log.warn({ runId, err: describeError(error) }, 'could not follow a background run to its end; its turn stays open'));
   }
 
   /**
@@ -485,8 +512,8 @@ export class ChannelManager {
     channel: ChannelHandle,
   ): Promise<TurnOutcome> {
     try {
-      await this.createRun(threadId, request, [message], channel);
-      return { failed: false };
+      const run = await this.createRun(threadId, request, [message], channel);
+      return { failed: false, backgroundRun: { threadId, runId: run.run_id } };
     } catch (error) {
       if (!(error instanceof ThreadBusyError && channel.capabilities.buffersFollowUps && this.followUps)) throw error;
       await this.followUps.buffer(threadId, message, error.activeRunId);
@@ -580,9 +607,12 @@ export class ChannelManager {
     extraContext: Record<string, unknown>,
   ): RunRequest {
     const { capabilities } = channel;
+    // A run taken up again on a platform where the agent acts by itself (GitHub: comments with
+    // `gh`) is told so: its earlier steps are in the thread, and must not be done twice.
+    const content = message.resumes !== undefined && capabilities.interactive === false ? `${text}\n\n${RESUMED_RUN_NOTE}` : text;
     return {
       assistant_id: LEAD_AGENT_ID,
-      input: { messages: [{ role: 'human', content: text }] },
+      input: { messages: [{ role: 'human', content }] },
       multitask_strategy: 'reject',
       config: { recursion_limit: message.recursionLimit ?? Math.max(DEFAULT_RECURSION_LIMIT, capabilities.defaultRecursionLimit ?? 0) },
       context: {
@@ -616,6 +646,9 @@ const FIRST_DATABASE_RETRY_MS = 500;
 const MAX_DATABASE_RETRY_MS = 5000;
 /** A turn is run again once after a crash; a second crash on it is told, not run (the turn may be the cause). */
 const MAX_RESUMES = 1;
+/** What a resumed non-interactive run reads after its request. */
+export const RESUMED_RUN_NOTE =
+  '(The server restarted while you were working on this request; it is taken up again. What you already did for it is above: check it, finish what is left, and do not repeat what took effect, such as a comment you already posted.)';
 /** An interrupted turn older than this is told, not run: the person has likely moved on. */
 const RESUME_WINDOW_MS = 15 * 60_000;
 /** Longer than a run's lease (30 s): by then a dead process's run no longer holds its thread. */

@@ -6,6 +6,7 @@ import { Webhooks } from '@octokit/webhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSelfSignedCert, FakeGitHub, generateAppKeyPair, type SelfSignedCert } from '../fakes/github/index.js';
 import { type FakeChatMessage, type FakeChatRequest, FakeOpenAI, type FakeReply, type FakeResponder } from '../fakes/openai/index.js';
+import { RESUMED_RUN_NOTE } from '../../src/manager/channel-manager.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -284,8 +285,36 @@ describe('GitHub agents, started as the README says', () => {
     expect(seen).toHaveLength(1);
     server = await startServerProcess(serverArgs, { env: SERVER_ENV() });
 
-    const batch = await eventually(() => seen[1]);
-    expect(batch.startsWith('<followups-while-busy>')).toBe(true);
+    const batch = await eventually(() => seen.find((prompt) => prompt.startsWith('<followups-while-busy>')));
     expect(batch).toContain('while you were busy');
+    // The run the shutdown interrupted is taken up again too (alone, or with the follow-ups).
+    await eventually(() => seen.slice(1).find((prompt) => prompt.includes('long job') && prompt.includes(RESUMED_RUN_NOTE)));
+  });
+
+  it('takes up a run that a crash cut short, after the restart, and does its work once', async () => {
+    const prompts: string[] = [];
+    const finish = shellTurn(`gh issue comment ${ISSUE} --repo ${REPO} --body "Finished after the crash."`);
+    agentTurn = async (request): Promise<FakeReply> => {
+      if (request.messages.at(-1)?.role === 'user') prompts.push(textOf(request.messages.at(-1)));
+      // The first run never ends by itself: the server is killed under it.
+      if (prompts.length === 1) await new Promise(() => {});
+      return finish(request);
+    };
+    await deliver('issue_comment', issueComment(`@${BOT_LOGIN} crash-proof job`, WRITER));
+    await eventually(() => (prompts.length === 1 ? true : undefined));
+    server.child.kill('SIGKILL');
+    await server.stop();
+    server = await startServerProcess(serverArgs, { env: SERVER_ENV() });
+
+    await eventually(() => github.comments.find((c) => c.body === 'Finished after the crash.'), 30_000);
+    expect(prompts).toHaveLength(2);
+    expect(prompts[1]).toContain('crash-proof job');
+    expect(prompts[1]).toContain(RESUMED_RUN_NOTE);
+    // The turn is finished now: another start takes nothing up again.
+    expect(await server.stop()).toBe(0);
+    server = await startServerProcess(serverArgs, { env: SERVER_ENV() });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(prompts).toHaveLength(2);
+    expect(github.comments.filter((c) => c.body === 'Finished after the crash.')).toHaveLength(1);
   });
 });
