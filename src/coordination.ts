@@ -1,6 +1,8 @@
 import { InProcessBus } from './bus/in-process.js';
 import type { InboundBus } from './bus/types.js';
 import type { IngressLease } from './channel/ingress-lease.js';
+import { type IntervalBudget, InProcessIntervalBudget } from './channel/interval-budget.js';
+import { InProcessRateGate, type RateGate } from './channel/rate-gate.js';
 import { InProcessRequestWindow } from './channel/request-window.js';
 import type { RequestWindow } from './channel/types.js';
 import type { Config } from './config/index.js';
@@ -18,7 +20,19 @@ export interface Coordination {
   lease?: IngressLease;
   /** A request budget of `platform` named `name`, shared by every process when scaled out. */
   requestWindow(platform: string, name: string, perWindow: number, windowMs: number): RequestWindow;
-  /** Closes what `close` of the bus and the lease do not (the request windows' connection). */
+  /**
+   * The 429 gate of `platform` named `name` (Slack: `workspace`, Telegram: `chat`). Scaled out, a
+   * block one process met closes the gate in every process (see `src/channel/shared-limits.ts`:
+   * reads stay synchronous, from this process's mirror). Call once per name and share the gate.
+   */
+  rateGate(platform: string, name: string): RateGate;
+  /**
+   * The budget of `platform` named `name` of one request per `intervalMs` per key (Slack:
+   * `chat.update`, 1200 ms a workspace). Scaled out, a slot one process took is taken in every
+   * process. Call once per name and share the budget.
+   */
+  intervalBudget(platform: string, name: string, intervalMs: number): IntervalBudget;
+  /** Closes what `close` of the bus and the lease do not (the connections of the request windows and rate limits). */
   close(): Promise<void>;
 }
 
@@ -34,6 +48,8 @@ export async function createCoordination(config: Config, logger: Logger): Promis
       kind: 'in-process',
       bus: new InProcessBus(busOptions),
       requestWindow: (_platform, _name, perWindow, windowMs) => new InProcessRequestWindow(perWindow, windowMs),
+      rateGate: () => new InProcessRateGate(),
+      intervalBudget: (_platform, _name, intervalMs) => new InProcessIntervalBudget(intervalMs),
       close: async () => undefined,
     };
   }

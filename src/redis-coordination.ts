@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { RedisBus, type RedisBusOptions } from './bus/redis.js';
 import { RedisIngressLease } from './channel/ingress-lease.js';
+import { RedisLimits } from './channel/redis-limits.js';
 import { RedisRequestWindow } from './channel/request-window.js';
 import type { Coordination } from './coordination.js';
 import { describeError } from './errors.js';
@@ -19,18 +20,25 @@ export interface RedisCoordinationOptions {
   logger: Logger;
 }
 
-/** Scaled out (`redis.url`): one BullMQ queue shared by every process, leases for exclusive ingress, shared request budgets. */
+/**
+ * Scaled out (`redis.url`): one BullMQ queue shared by every process, leases for exclusive
+ * ingress, shared request budgets, 429 gates and interval budgets.
+ */
 export function createRedisCoordination(options: RedisCoordinationOptions): Coordination {
   const { url, prefix, logger } = options;
   // Request budgets fail open and fast: a Redis outage must not hold replies back.
   const windows = new Redis(url, { maxRetriesPerRequest: 1 });
   windows.on('error', (error: unknown) => logger.warn({ err: describeError(error) }, 'Redis connection error (request budgets)'));
+  const limits = new RedisLimits({ url, channel: `${prefix}:limits`, logger });
   return {
     kind: 'redis',
     bus: new RedisBus({ ...options.busOptions, url, prefix, handoverMs: options.handoverMs }),
     lease: new RedisIngressLease(url, prefix, INGRESS_LEASE_TTL_MS),
     requestWindow: (platform, name, perWindow, windowMs) => new RedisRequestWindow(windows, `${prefix}:window:${platform}:${name}`, perWindow, windowMs),
+    rateGate: (platform, name) => limits.rateGate(platform, name),
+    intervalBudget: (platform, name, intervalMs) => limits.intervalBudget(platform, name, intervalMs),
     close: async () => {
+      await limits.close();
       await windows.quit().catch(() => undefined);
     },
   };

@@ -163,6 +163,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     deliveries: deliveries.forPlatform(name),
     state: channelState.forPlatform(name),
     requestWindow: (window: string, perWindow: number, windowMs: number) => coordination.requestWindow(name, window, perWindow, windowMs),
+    rateGate: (gate: string) => coordination.rateGate(name, gate),
+    intervalBudget: (budget: string, intervalMs: number) => coordination.intervalBudget(name, budget, intervalMs),
     ...(connections.offersBinding(name) ? { binder: connections } : {}),
   });
   for (const adapter of await createEnabledChannels(options, deps, perPlatform)) {
@@ -262,11 +264,14 @@ function warnAboutShellAccess(config: Config, logger: Logger, isolation: Sandbox
   }
 }
 
+/** What each platform gets of its own: its deliveries, state, binder, request budgets and rate limits. */
+type PerPlatformDeps = 'deliveries' | 'state' | 'binder' | 'requestWindow' | 'rateGate' | 'intervalBudget';
+
 /** One adapter per platform whose `channels.<name>` block asks for it, with its own deliveries and binder. */
 function createEnabledChannels(
   options: StartServerOptions,
-  deps: Omit<ChannelDeps, 'deliveries' | 'state' | 'binder' | 'requestWindow'>,
-  perPlatform: (platform: string) => Pick<ChannelDeps, 'deliveries' | 'state' | 'binder' | 'requestWindow'>,
+  deps: Omit<ChannelDeps, PerPlatformDeps>,
+  perPlatform: (platform: string) => Pick<ChannelDeps, PerPlatformDeps>,
 ): Promise<ChannelAdapter[]> {
   const enabled = options.platforms.flatMap((platform) => {
     const channelConfig = (options.config.channels as Record<string, unknown>)[platform.name];

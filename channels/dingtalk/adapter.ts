@@ -1,4 +1,3 @@
-import { InProcessRateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelAdapter, ChannelCapabilities, ChannelDeps } from '../../src/channel/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { DingTalkApi } from './api.js';
@@ -44,7 +43,7 @@ export function createDingTalkChannel(config: DingTalkConfig, deps: ChannelDeps)
   const sessions = new SessionWebhooks();
   const sender = new RobotSender(api, sessions, deps.now);
   const cards = config.card_template_id === '' ? undefined : new CardApi(api, config.card_template_id);
-  const gate = new InProcessRateGate({ now: deps.now });
+  const gate = deps.rateGate('chat');
   const ingress = new DingTalkIngress({
     apiUrl: config.api_url,
     clientId,

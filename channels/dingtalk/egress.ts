@@ -1,4 +1,4 @@
-import { createEditReply } from '../../src/channel/edit-reply.js';
+import { continuedUnder, createEditReply } from '../../src/channel/edit-reply.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -44,7 +44,11 @@ function markdownReply(target: ReplyTarget, options: DingTalkEgressOptions): Rep
     baseOptions(target, options),
   );
   // No streaming without a card: partials are not shown.
-  return { update: () => undefined, finish: (text) => inner.finish(text) };
+  return {
+    update: () => undefined,
+    finish: (text) => inner.finish(text),
+    finalLeft: () => continuedUnder(inner.finalLeft(), target.replyTo.messageId),
+  };
 }
 
 function cardReply(target: ReplyTarget, options: DingTalkEgressOptions, cards: CardApi): Reply {
@@ -75,6 +79,7 @@ function cardReply(target: ReplyTarget, options: DingTalkEgressOptions, cards: C
   return {
     update: (text) => inner.update(text),
     resumeAnchor: () => inner.resumeAnchor(),
+    finalLeft: () => continuedUnder(inner.finalLeft(), target.replyTo.messageId),
     finish: async (text, outcome) => {
       isFinishing = true;
       await inner.finish(text, outcome);

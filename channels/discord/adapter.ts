@@ -1,5 +1,4 @@
 import { Client, GatewayIntentBits, Partials, REST } from 'discord.js';
-import { InProcessRateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelAdapter, ChannelCapabilities, ChannelDeps } from '../../src/channel/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { DiscordApi } from './api.js';
@@ -51,7 +50,7 @@ export function createDiscordChannel(config: DiscordConfig, deps: ChannelDeps): 
   // Egress has its own REST client: it works before, without and after the gateway's login (a
   // destroyed gateway client forgets its token; a standby process never logs in).
   const api = new DiscordApi(new REST(restOptions).setToken(config.bot_token));
-  const gate = new InProcessRateGate({ now: deps.now });
+  const gate = deps.rateGate('chat');
   const typing = new TypingIndicators({ trigger: (channelId) => api.typing(channelId), logger });
   const ingress = new DiscordIngress({
     createClient,

@@ -82,6 +82,7 @@ export function createDiscordEgress(options: DiscordEgressOptions): ChannelEgres
         update: (text) => reply.update(text),
         finish: (text) => reply.finish(text).finally(() => typing.stop(channelId)),
         resumeAnchor: () => reply.resumeAnchor(),
+        finalLeft: () => reply.finalLeft(),
       };
     },
   };

@@ -1,4 +1,3 @@
-import { InProcessRateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelAdapter, ChannelCapabilities, ChannelDeps } from '../../src/channel/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { FeishuApi } from './api.js';
@@ -63,7 +62,7 @@ export function createFeishuChannel(config: FeishuConfig, deps: ChannelDeps): Ch
     name: 'feishu',
     displayName: 'Feishu',
     capabilities: FEISHU_CAPABILITIES,
-    egress: createFeishuEgress({ api, gate: new InProcessRateGate({ now: deps.now }), pacer, cards, topics, logger, now: deps.now }),
+    egress: createFeishuEgress({ api, gate: deps.rateGate('chat'), pacer, cards, topics, logger, now: deps.now }),
     files: createFeishuFiles({ api, pacer, logger }),
     start: () => ingress.start(),
     stop: () => ingress.stop(),

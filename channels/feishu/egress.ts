@@ -1,4 +1,4 @@
-import { createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
+import { continuedUnder, createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -62,6 +62,8 @@ export function createFeishuEgress(options: FeishuEgressOptions): ChannelEgress 
       return {
         update: (text) => inner.update(text),
         resumeAnchor: () => inner.resumeAnchor(),
+        // The person's message, not the last card: it is where the DONE reaction goes.
+        finalLeft: () => continuedUnder(inner.finalLeft(), messageId),
         async finish(text, outcome) {
           try {
             await inner.finish(text);

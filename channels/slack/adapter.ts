@@ -1,9 +1,7 @@
 import { webApi } from '@slack/bolt';
-import { InProcessRateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelAdapter, ChannelCapabilities, ChannelDeps } from '../../src/channel/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { SlackApi } from './api.js';
-import { WorkspaceBudget } from './budget.js';
 import { type SlackConfig, slackModeOf } from './config.js';
 import { createSlackEgress } from './egress.js';
 import { createSlackFiles } from './files.js';
@@ -50,7 +48,7 @@ export function createSlackChannel(config: SlackConfig, deps: ChannelDeps): Chan
   const logger = deps.logger.child({ channel: 'slack' });
   const clientOptions: webApi.WebClientOptions = { slackApiUrl: config.api_url, retryConfig: RETRY_CONFIG, rejectRateLimitedCalls: true };
   const api = new SlackApi(new webApi.WebClient(botToken, { ...clientOptions, logLevel: webApi.LogLevel.ERROR }));
-  const gate = new InProcessRateGate({ now: deps.now });
+  const gate = deps.rateGate('workspace');
   const ingress = new SlackIngress({
     api,
     deps: { ...deps, logger },
@@ -67,8 +65,8 @@ export function createSlackChannel(config: SlackConfig, deps: ChannelDeps): Chan
     egress: createSlackEgress({
       api,
       gate,
-      updateBudget: new WorkspaceBudget(SLACK_LIMITS.workspaceUpdateIntervalMs, deps.now),
-      appendBudget: new WorkspaceBudget(SLACK_LIMITS.streamAppendIntervalMs, deps.now),
+      updateBudget: deps.intervalBudget('chat.update', SLACK_LIMITS.workspaceUpdateIntervalMs),
+      appendBudget: deps.intervalBudget('chat.appendStream', SLACK_LIMITS.streamAppendIntervalMs),
       native: new NativeStreaming(config.native_streaming),
       logger,
       now: deps.now,

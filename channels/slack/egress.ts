@@ -1,10 +1,11 @@
-import { createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
+import { continuedUnder, createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
+import type { IntervalBudget } from '../../src/channel/interval-budget.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { SlackApi } from './api.js';
-import { ReplyGate, WORKSPACE_KEY, type WorkspaceBudget } from './budget.js';
+import { ReplyGate, WORKSPACE_KEY } from './budget.js';
 import { SLACK_LIMITS } from './limits.js';
 import { type NativeStreaming, SlackStreamReply } from './native-reply.js';
 import { markdownToMrkdwn } from './render.js';
@@ -21,9 +22,9 @@ export interface SlackEgressOptions {
   /** Shared with ingress; a 429 blocks `WORKSPACE_KEY` for every reply. */
   gate: RateGate;
   /** The Tier 3 `chat.update` budget of the workspace, shared by every reply. */
-  updateBudget: WorkspaceBudget;
+  updateBudget: IntervalBudget;
   /** The Tier 4 `chat.appendStream` budget of the workspace, shared by every stream. */
-  appendBudget: WorkspaceBudget;
+  appendBudget: IntervalBudget;
   native: NativeStreaming;
   logger: Logger;
   now: () => number;
@@ -105,6 +106,8 @@ function withReactions(inner: Reply, phase: ReplyPhase, options: { api: SlackApi
       if (outcome !== undefined) await react(outcome.failed ? SLACK_REACTIONS.failed : SLACK_REACTIONS.succeeded);
     },
     ...(inner.resumeAnchor === undefined ? {} : { resumeAnchor: inner.resumeAnchor.bind(inner) }),
+    // In the thread, after the last part; the person's message keeps the ✓ / ✗ reaction.
+    ...(inner.finalLeft === undefined ? {} : { finalLeft: () => continuedUnder(inner.finalLeft?.(), options.messageTs) }),
   };
 }
 

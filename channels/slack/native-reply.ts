@@ -1,9 +1,10 @@
+import type { IntervalBudget } from '../../src/channel/interval-budget.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { Reply } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { SlackApi } from './api.js';
-import { WORKSPACE_KEY as KEY, type WorkspaceBudget } from './budget.js';
+import { WORKSPACE_KEY as KEY } from './budget.js';
 import { slackErrorCode } from './errors.js';
 import { SLACK_LIMITS } from './limits.js';
 
@@ -47,7 +48,7 @@ export interface SlackStreamReplyOptions {
   recipient: { userId: string; teamId?: string } | undefined;
   gate: RateGate;
   /** Stream appends are Tier 4, shared by the workspace's streams. */
-  appendBudget: WorkspaceBudget;
+  appendBudget: IntervalBudget;
   native: NativeStreaming;
   logger: Logger;
   now: () => number;

@@ -1,6 +1,5 @@
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Bot } from 'grammy';
-import { InProcessRateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelAdapter, ChannelCapabilities, ChannelDeps } from '../../src/channel/types.js';
 import { ConfigError } from '../../src/errors.js';
 import type { TelegramConfig } from './config.js';
@@ -38,7 +37,7 @@ export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps)
   // would retry those without end (backing off to an hour), holding a worker for as long as
   // Telegram is unreachable; failing fast hands a final to the outbox, and polling retries by itself.
   bot.api.config.use(autoRetry({ maxDelaySeconds: 0, maxRetryAttempts: SDK_RETRY_ATTEMPTS, rethrowHttpErrors: true }));
-  const gate = new InProcessRateGate({ now: deps.now });
+  const gate = deps.rateGate('chat');
   const ingress = new TelegramIngress({
     bot,
     deps: { ...deps, logger },

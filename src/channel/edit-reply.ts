@@ -2,7 +2,7 @@ import { ChannelError, describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RateGate } from './rate-gate.js';
 import { splitText, truncateText } from './split.js';
-import type { Reply, ReplyAnchor } from './types.js';
+import type { FinalLeft, Reply, ReplyAnchor } from './types.js';
 
 /**
  * The two platform calls an edit-style reply needs. Both reject with a `ChannelError`
@@ -75,11 +75,25 @@ function isBlank(text: string): boolean {
  *   `maxFinalWaitMs`; then it
  *   rejects with the last `ChannelError`. Blank final text delivers nothing. Later calls return
  *   the first call's promise.
+ * - `finalLeft()`, once parts of a final are on screen: the text from the first part not shown
+ *   on, continuing after the last part shown (`{ messageId: <its id> }`, no placeholder), so a
+ *   later attempt sends it as new messages replying to that part and edits nothing shown.
  *
  * Never logs message text.
  */
-export function createEditReply(primitives: EditPrimitives, options: EditReplyOptions): Reply & Required<Pick<Reply, 'resumeAnchor'>> {
+export function createEditReply(primitives: EditPrimitives, options: EditReplyOptions): Reply & Required<Pick<Reply, 'resumeAnchor' | 'finalLeft'>> {
   return new EditReply(primitives, options);
+}
+
+/**
+ * `left` (an edit-style reply's `finalLeft()`) continued under `messageId`, the message the reply
+ * answers, instead of as a reply to the last part shown. For platforms where new messages follow
+ * one another without replying to each other (a Slack thread, a DingTalk conversation), or where
+ * that message id also says where reactions or the session webhook go (Slack, Feishu, DingTalk).
+ * The rest is still sent as new messages after the last part: the anchor has no placeholder.
+ */
+export function continuedUnder(left: FinalLeft | undefined, messageId: string | undefined): FinalLeft | undefined {
+  return left && { text: left.text, anchor: messageId === undefined ? {} : { messageId } };
 }
 
 class EditReply implements Reply {
@@ -92,6 +106,8 @@ class EditReply implements Reply {
   private inFlight: Promise<void> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private finishing: Promise<void> | undefined;
+  /** Of the final: the last part on screen and the text after it. */
+  private finalShown: { messageId: string; left: string } | undefined;
   private readonly finalAttempts: number;
 
   constructor(
@@ -119,6 +135,11 @@ class EditReply implements Reply {
       ...(replyToMessageId === undefined ? {} : { messageId: replyToMessageId }),
       ...(this.target === undefined ? {} : { placeholderId: this.target }),
     };
+  }
+
+  finalLeft(): FinalLeft | undefined {
+    const shown = this.finalShown;
+    return shown && { text: shown.left, anchor: { messageId: shown.messageId } };
   }
 
   /** Starts the next partial request if one is due, or arms a timer for when it will be. */
@@ -192,12 +213,15 @@ class EditReply implements Reply {
       this.options.logger.debug({ gateKey: this.options.gateKey }, 'blank final reply; nothing delivered');
       return;
     }
-    const [first, ...rest] = splitText(text, this.options.maxChars);
-    if (first === undefined) return;
-    let previous = await this.deliverFirstChunk(first);
-    for (const chunk of rest) {
+    let previous: string | undefined;
+    // The chunks join to `text` exactly (splitText), so each ends where the next begins.
+    let end = 0;
+    for (const chunk of splitText(text, this.options.maxChars)) {
       const replyTo = previous;
-      previous = await this.withRetries(() => this.primitives.send(chunk, replyTo));
+      previous =
+        replyTo === undefined ? await this.deliverFirstChunk(chunk) : await this.withRetries(() => this.primitives.send(chunk, replyTo));
+      end += chunk.length;
+      this.finalShown = { messageId: previous, left: text.slice(end) };
     }
   }
 

@@ -16,9 +16,12 @@ import type { ChannelEgress, ChannelFiles, OutboundFile, Reply, ReplyOutcome, Re
 /** What is left to deliver of one reply. */
 export interface PendingDelivery {
   channel: string;
-  /** Where it goes; `replyTo` names the message that shows the reply so far (it is finished in place). */
+  /**
+   * Where it goes; `replyTo` names the message that shows the reply so far (it is finished in
+   * place), or, once parts of a split final are out, the last of them (the rest follows it).
+   */
   target: ReplyTarget;
-  /** The final text; '' once it is out and only files are left. */
+  /** What of the final text is not on screen yet; '' once it is out and only files are left. */
   text: string;
   outcome?: ReplyOutcome;
   files: readonly OutboundFile[];
@@ -44,6 +47,9 @@ export interface OutboxCounts {
   dead: number;
 }
 
+/** What is left of a kept delivery after an attempt that got part of it out. */
+export type DeliveryLeft = Pick<PendingDelivery, 'target' | 'text' | 'files'>;
+
 /** Where the outbox keeps its entries: the database, shared by every process. */
 export interface OutboxStore {
   /** Keeps `delivery`; a dead letter at once when `isDead`. Resolves with its id. */
@@ -54,10 +60,10 @@ export interface OutboxStore {
    */
   claimDue(limit: number, leaseMs: number): Promise<OutboxEntry[]>;
   delivered(id: number): Promise<void>;
-  /** What is left of entry `id`, to try again at `nextAttemptAt`. */
-  retryLater(id: number, left: Pick<PendingDelivery, 'text' | 'files'>, nextAttemptAt: number, lastError: string): Promise<void>;
+  /** What is left of entry `id` and where it continues, to try again at `nextAttemptAt`. */
+  retryLater(id: number, left: DeliveryLeft, nextAttemptAt: number, lastError: string): Promise<void>;
   /** Makes entry `id` a dead letter with what is left of it. */
-  bury(id: number, left: Pick<PendingDelivery, 'text' | 'files'>, lastError: string): Promise<void>;
+  bury(id: number, left: DeliveryLeft, lastError: string): Promise<void>;
   /** Dead letters (one by id, or all) due again now with a new deadline; resolves with how many. */
   revive(which: number | 'all', deadline: number): Promise<number>;
   /** Entries, oldest first. */
@@ -180,21 +186,18 @@ export class Outbox {
     outcome: ReplyOutcome | undefined,
     files: readonly OutboundFile[],
   ): Promise<void> {
-    const pending = (left: Pick<PendingDelivery, 'text' | 'files'>): PendingDelivery => ({
-      channel,
-      // A later attempt finishes the message this reply streamed into, not a new one.
-      target: { ...target, replyTo: reply.resumeAnchor?.() ?? target.replyTo },
-      ...(outcome === undefined ? {} : { outcome }),
-      ...left,
-    });
+    const pending = (left: DeliveryLeft): PendingDelivery => ({ channel, ...(outcome === undefined ? {} : { outcome }), ...left });
+    // A later attempt finishes the message this reply streamed into, not a new one. Asked once
+    // the final is over: a partial still in flight when it began may have posted that message.
+    const resumed = (): ReplyTarget => ({ ...target, replyTo: reply.resumeAnchor?.() ?? target.replyTo });
     try {
       await reply.finish(text, outcome);
     } catch (error) {
-      await this.keep(pending({ text, files }), error);
+      await this.keep(pending({ ...finalLeftOf(reply, text, resumed()), files }), error);
       return;
     }
     const failure = await this.sendFiles(channel, target, files);
-    if (failure) await this.keep(pending({ text: '', files: files.slice(failure.index) }), failure.error);
+    if (failure) await this.keep(pending({ target: resumed(), text: '', files: files.slice(failure.index) }), failure.error);
   }
 
   /**
@@ -281,16 +284,17 @@ export class Outbox {
         return;
       }
       if (entry.text !== '') {
+        const reply = channel.egress.reply(entry.target);
         try {
-          await channel.egress.reply(entry.target).finish(entry.text, entry.outcome);
+          await reply.finish(entry.text, entry.outcome);
         } catch (error) {
-          await this.failed(entry, entry, error, log);
+          await this.failed(entry, { ...finalLeftOf(reply, entry.text, entry.target), files: entry.files }, error, log);
           return;
         }
       }
       const failure = await this.sendFiles(entry.channel, entry.target, entry.files);
       if (failure) {
-        await this.failed(entry, { text: '', files: entry.files.slice(failure.index) }, failure.error, log);
+        await this.failed(entry, { target: entry.target, text: '', files: entry.files.slice(failure.index) }, failure.error, log);
         return;
       }
       await this.deps.store.delivered(entry.id);
@@ -302,18 +306,28 @@ export class Outbox {
     }
   }
 
-  private async failed(entry: OutboxEntry, left: Pick<PendingDelivery, 'text' | 'files'>, error: unknown, log: Logger): Promise<void> {
+  private async failed(entry: OutboxEntry, left: DeliveryLeft, error: unknown, log: Logger): Promise<void> {
     const nextAttemptAt = this.now() + retryDelayMs(error, entry.attempts + 1);
     if (isTransient(error) && nextAttemptAt < entry.deadline) {
-      await this.deps.store.retryLater(entry.id, { text: left.text, files: left.files }, nextAttemptAt, reasonOf(error));
+      await this.deps.store.retryLater(entry.id, left, nextAttemptAt, reasonOf(error));
       log.warn({ attempts: entry.attempts, err: describeError(error) }, 'kept reply not delivered; trying again later');
       this.wake(nextAttemptAt);
       return;
     }
-    await this.deps.store.bury(entry.id, { text: left.text, files: left.files }, reasonOf(error));
+    await this.deps.store.bury(entry.id, left, reasonOf(error));
     log.error({ attempts: entry.attempts, err: describeError(error) }, 'kept reply not delivered; now a dead letter');
     this.deps.metrics?.outboxEvent(entry.channel, 'dead');
   }
+}
+
+/**
+ * What is left of final `text` after `reply.finish` rejected: the parts not on screen, after the
+ * last part shown (issue #15: nothing shown appears twice), or, with nothing shown, all of it at
+ * `target`.
+ */
+function finalLeftOf(reply: Reply, text: string, target: ReplyTarget): Pick<PendingDelivery, 'target' | 'text'> {
+  const left = reply.finalLeft?.();
+  return left === undefined ? { target, text } : { target: { ...target, replyTo: left.anchor }, text: left.text };
 }
 
 /**

@@ -7,7 +7,10 @@ import { type Sleep, sleep } from '../time.js';
  * Ignoring them does", https://grammy.dev/advanced/flood).
  */
 export interface RateGate {
-  /** Closes `key` for `ms` milliseconds from now; never shortens an existing block. */
+  /**
+   * Closes `key` for `ms` milliseconds from now; never shortens an existing block. Scaled out
+   * (`Coordination.rateGate`), every process's gate of the same name closes too.
+   */
   block(key: string, ms: number): void;
   /** Whether a request for `key` may go out now. */
   isOpen(key: string): boolean;
@@ -20,6 +23,8 @@ export interface RateGate {
   waitUntilOpen(key: string, signal?: AbortSignal): Promise<void>;
 }
 
+/** Keys kept before those open again are forgotten. */
+const PRUNE_FROM_KEYS = 1024;
 
 export interface InProcessRateGateOptions {
   /** Milliseconds since the epoch; default `Date.now`. */
@@ -29,13 +34,15 @@ export interface InProcessRateGateOptions {
 }
 
 /**
- * A {@link RateGate} held in this process's memory: right for one process sending to a chat.
- * Expired entries are forgotten when next looked at.
+ * A {@link RateGate} held in this process's memory: the embedded default, and each process's
+ * mirror of a shared gate. Expired entries are forgotten when next looked at, and all of them
+ * once many keys piled up (a mirror hears of blocks on chats it never sends to).
  */
 export class InProcessRateGate implements RateGate {
   private readonly until = new Map<string, number>();
   private readonly now: () => number;
   private readonly sleep: Sleep;
+  private pruneAt = PRUNE_FROM_KEYS;
 
   constructor(options: InProcessRateGateOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -43,6 +50,7 @@ export class InProcessRateGate implements RateGate {
   }
 
   block(key: string, ms: number): void {
+    if (this.until.size >= this.pruneAt) this.prune();
     const until = this.now() + Math.max(0, ms);
     if (until > (this.until.get(key) ?? 0)) this.until.set(key, until);
   }
@@ -66,5 +74,12 @@ export class InProcessRateGate implements RateGate {
     for (let until = this.blockedUntil(key); until !== undefined; until = this.blockedUntil(key)) {
       await this.sleep(until - this.now(), signal);
     }
+  }
+
+  /** Forgets open keys; seldom, however many stay blocked. */
+  private prune(): void {
+    const now = this.now();
+    for (const [key, until] of this.until) if (until <= now) this.until.delete(key);
+    this.pruneAt = Math.max(PRUNE_FROM_KEYS, this.until.size * 2);
   }
 }

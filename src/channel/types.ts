@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { z } from 'zod';
 import type { Logger } from '../logger.js';
+import type { IntervalBudget } from './interval-budget.js';
+import type { RateGate } from './rate-gate.js';
 
 /**
  * The contract between core and a platform. Core never learns which platform it talks to:
@@ -202,6 +204,24 @@ export interface Reply {
    * own anchor.
    */
   resumeAnchor?(): ReplyAnchor;
+  /**
+   * After `finish` rejected: what of the final is not on screen yet and where it continues,
+   * so a later attempt sends only that, after the parts shown. `undefined` when nothing of the
+   * final is on screen (send all of it again at `resumeAnchor()`). Absent = not known, same.
+   */
+  finalLeft?(): FinalLeft | undefined;
+}
+
+/** The rest of a final split into several messages that was delivered only in part. */
+export interface FinalLeft {
+  /** The final from the first part not shown on; '' when every part is. */
+  text: string;
+  /**
+   * Where the rest continues: new messages after the last part shown, never an edit of it (so
+   * no `placeholderId`). `messageId` is that part where the platform's parts reply to one
+   * another, else the message the reply answers.
+   */
+  anchor: ReplyAnchor;
 }
 
 /** How the request a reply answers went. */
@@ -399,6 +419,18 @@ export interface ChannelDeps {
    * on the embedded default, in Redis for every process when scaled out.
    */
   requestWindow(name: string, perWindow: number, windowMs: number): RequestWindow;
+  /**
+   * The 429 gate of this platform named `name` (Slack: `workspace`; others: `chat`): a
+   * retry-after one process met holds every process's requests back when scaled out. Reads are
+   * synchronous (from this process's mirror). Call once per name and share it.
+   */
+  rateGate(name: string): RateGate;
+  /**
+   * The budget of this platform named `name` of one request per `intervalMs` per key (Slack:
+   * `chat.update`, one every 1200 ms per workspace): in this process on the embedded default, taken
+   * by every process's requests when scaled out. Synchronous, like the gate. Call once per name.
+   */
+  intervalBudget(name: string, intervalMs: number): IntervalBudget;
   /** The folder of agent definitions (`<name>/config.yaml`, `<name>/SOUL.md`). */
   agentsDir: string;
   /**

@@ -1,3 +1,5 @@
+import { InProcessIntervalBudget } from '../../src/channel/interval-budget.js';
+import { InProcessRateGate } from '../../src/channel/rate-gate.js';
 import { InProcessRequestWindow } from '../../src/channel/request-window.js';
 import type { ChannelDeps, ChannelStateStore, DeliveryClaim, JsonValue, WebhookDeliveries } from '../../src/channel/types.js';
 
@@ -46,11 +48,14 @@ export class MemoryChannelState implements ChannelStateStore {
 
 /** What core hands an adapter, for adapter tests: `intake`, `commands` and `logger` are the test's. */
 export function testChannelDeps(deps: Pick<ChannelDeps, 'intake' | 'commands' | 'logger'> & Partial<ChannelDeps>): ChannelDeps {
+  const now = deps.now ?? Date.now;
   return {
-    now: Date.now,
+    now,
     deliveries: new MemoryWebhookDeliveries(),
     state: new MemoryChannelState(),
     requestWindow: (_name, perWindow, windowMs) => new InProcessRequestWindow(perWindow, windowMs),
+    rateGate: () => new InProcessRateGate({ now }),
+    intervalBudget: (_name, intervalMs) => new InProcessIntervalBudget(intervalMs, now),
     agentsDir: '/nonexistent/agents',
     findUserId: async () => undefined,
     ...deps,

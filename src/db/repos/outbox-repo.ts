@@ -1,5 +1,5 @@
 import { and, asc, count, eq, inArray, isNotNull, isNull, lt, lte, type SQL, sql } from 'drizzle-orm';
-import type { OutboxCounts, OutboxEntry, OutboxStore, PendingDelivery } from '../../channel/outbox.js';
+import type { DeliveryLeft, OutboxCounts, OutboxEntry, OutboxStore, PendingDelivery } from '../../channel/outbox.js';
 import type { OutboundFile, ReplyOutcome, ReplyTarget } from '../../channel/types.js';
 import type { Database } from '../index.js';
 import { outbox } from '../schema/index.js';
@@ -50,14 +50,14 @@ export class SqlOutboxStore implements OutboxStore {
     await this.db.delete(outbox).where(eq(outbox.id, id));
   }
 
-  async retryLater(id: number, left: Pick<PendingDelivery, 'text' | 'files'>, nextAttemptAt: number, lastError: string): Promise<void> {
+  async retryLater(id: number, left: DeliveryLeft, nextAttemptAt: number, lastError: string): Promise<void> {
     await this.db
       .update(outbox)
       .set({ ...leftColumns(left), nextAttemptAt: new Date(nextAttemptAt), lastError })
       .where(eq(outbox.id, id));
   }
 
-  async bury(id: number, left: Pick<PendingDelivery, 'text' | 'files'>, lastError: string): Promise<void> {
+  async bury(id: number, left: DeliveryLeft, lastError: string): Promise<void> {
     await this.db
       .update(outbox)
       .set({ ...leftColumns(left), lastError, deadAt: sql`now()` })
@@ -102,8 +102,12 @@ export class SqlOutboxStore implements OutboxStore {
   }
 }
 
-function leftColumns(left: Pick<PendingDelivery, 'text' | 'files'>) {
-  return { text: left.text, files: left.files as unknown as Record<string, unknown>[] };
+function leftColumns(left: DeliveryLeft) {
+  return {
+    target: left.target as unknown as Record<string, unknown>,
+    text: left.text,
+    files: left.files as unknown as Record<string, unknown>[],
+  };
 }
 
 function toEntry(row: OutboxRow): OutboxEntry {

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEditReply } from '../../../src/channel/edit-reply.js';
 import { Outbox, type OutboxMetrics, type PendingDelivery } from '../../../src/channel/outbox.js';
+import { InProcessRateGate } from '../../../src/channel/rate-gate.js';
 import type { ChannelEgress, ChannelFiles, OutboundFile, Reply, ReplyOutcome, ReplyTarget } from '../../../src/channel/types.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { SqlOutboxStore } from '../../../src/db/repos/outbox-repo.js';
@@ -55,6 +57,69 @@ class FakePlatform implements ChannelEgress, ChannelFiles {
   }
 }
 
+/**
+ * A platform behind a real edit-style reply that splits finals at 14 characters (waiting out no
+ * rate limit over 100 ms in the turn): `messages` is what the chat shows, in the order the
+ * messages appeared, with every text each was sent or edited to.
+ */
+class SplitChat implements ChannelEgress, ChannelFiles {
+  /** Message 8 is the placeholder of `target`. */
+  readonly messages: { id: string; texts: string[]; replyTo?: string }[] = [{ id: '8', texts: ['Working on it...'] }];
+  /** Errors for the next send or edit requests, in order; `undefined` lets one through. */
+  readonly failures: (Error | undefined)[] = [];
+  private readonly gate = new InProcessRateGate();
+  private nextId = 100;
+
+  reply(target: ReplyTarget): Reply {
+    const primitives = {
+      send: async (text: string, replyTo?: string) => {
+        this.fail();
+        const id = String(this.nextId++);
+        this.messages.push({ id, texts: [text], ...(replyTo === undefined ? {} : { replyTo }) });
+        return id;
+      },
+      edit: async (id: string, text: string) => {
+        this.fail();
+        const message = this.messages.find((shown) => shown.id === id);
+        if (!message) throw rejected();
+        message.texts.push(text);
+      },
+    };
+    return createEditReply(primitives, {
+      placeholderId: target.replyTo.placeholderId,
+      replyToMessageId: target.replyTo.messageId,
+      maxChars: 14,
+      minEditIntervalMs: 0,
+      gate: this.gate,
+      gateKey: target.chatId,
+      now: Date.now,
+      logger: silentLogger(),
+      maxFinalWaitMs: 100,
+      platform: 'fake',
+    });
+  }
+
+  async download(): Promise<Uint8Array> {
+    throw new Error('not used');
+  }
+
+  async send(): Promise<void> {}
+
+  private fail(): void {
+    const failure = this.failures.shift();
+    if (failure) throw failure;
+  }
+}
+
+/** Split at 14 characters on its newlines: 'part one.\n', 'part two.\n', 'part three.'. */
+const threePartFinal = 'part one.\npart two.\npart three.';
+/** Each part exactly once, in order, each after the previous: the placeholder shows part one. */
+const threePartsShown = [
+  { id: '8', texts: ['Working on it...', 'part one.\n'] },
+  { id: '100', texts: ['part two.\n'], replyTo: '8' },
+  { id: '101', texts: ['part three.'], replyTo: '100' },
+];
+
 const target: ReplyTarget = { chatId: 'chat-1', isPrivateChat: true, replyTo: { messageId: '7', placeholderId: '8' } };
 const file = (name: string): OutboundFile => ({ hostPath: `/nowhere/${name}`, name, mimeType: 'text/plain', isImage: false, size: 3 });
 
@@ -78,7 +143,7 @@ describe.each(testDatabaseKinds())('the outbox on %s', (kind) => {
   });
   afterAll(() => database.close());
 
-  function startOutbox(platform: FakePlatform, options: { deadlineMs?: number; metrics?: OutboxMetrics; pollMs?: number } = {}): Outbox {
+  function startOutbox(platform: ChannelEgress & ChannelFiles, options: { deadlineMs?: number; metrics?: OutboxMetrics; pollMs?: number } = {}): Outbox {
     const outbox = new Outbox({
       store,
       channel: (name) => (name === 'fake' ? { egress: platform, files: platform } : undefined),
@@ -188,6 +253,34 @@ describe.each(testDatabaseKinds())('the outbox on %s', (kind) => {
     expect(platform.finals).toHaveLength(30);
   });
 
+  it('keeps only the parts of a split final not shown yet, and sends them after the last part shown', async () => {
+    const chat = new SplitChat();
+    const outbox = startOutbox(chat);
+    // Part one edits the placeholder; part two is rate limited longer than a final waits in its turn.
+    chat.failures.push(undefined, rateLimited(300));
+    await outbox.durable('fake', target, chat.reply(target)).finish(threePartFinal);
+    expect(await outbox.list('pending')).toMatchObject([{ text: 'part two.\npart three.', target: { ...target, replyTo: { messageId: '8' } } }]);
+    await vi.waitFor(async () => expect(await outbox.counts()).toEqual({ pending: 0, dead: 0 }), { timeout: 30_000, interval: 20 });
+    expect(chat.messages).toEqual(threePartsShown);
+  });
+
+  it('keeps what is left again, after the part it got out, when a retry also fails part-way', async () => {
+    const chat = new SplitChat();
+    const metrics = recordingMetrics();
+    const outbox = startOutbox(chat, { metrics });
+    // The turn shows part one; the first retry shows part two and meets a longer rate limit on part three.
+    chat.failures.push(undefined, rateLimited(300), undefined, rateLimited(1500));
+    await outbox.durable('fake', target, chat.reply(target)).finish(threePartFinal);
+    await vi.waitFor(async () => expect(await outbox.list('pending')).toMatchObject([{ text: 'part three.', target: { ...target, replyTo: { messageId: '100' } } }]), {
+      timeout: 30_000,
+      interval: 20,
+    });
+    expect(chat.messages).toEqual(threePartsShown.slice(0, 2));
+    await vi.waitFor(async () => expect(await outbox.counts()).toEqual({ pending: 0, dead: 0 }), { timeout: 30_000, interval: 20 });
+    expect(chat.messages).toEqual(threePartsShown);
+    expect(metrics.events).toEqual(['fake:kept', 'fake:delivered']);
+  });
+
   it('rejects with the platform error when a failed final cannot be kept either', async () => {
     const platform = new FakePlatform();
     const outbox = new Outbox({
@@ -206,12 +299,14 @@ describe.each(testDatabaseKinds())('the outbox on %s', (kind) => {
     const [claimed] = await store.claimDue(10, 60_000);
     expect(claimed).toMatchObject({ text: 'answer', attempts: 2, target });
     expect(await store.claimDue(10, 60_000)).toEqual([]);
-    await store.retryLater(claimed?.id as number, { text: '', files: [file('a.txt')] }, Date.now() - 1, 'y');
+    const movedOn: ReplyTarget = { ...target, replyTo: { messageId: '101' } };
+    await store.retryLater(claimed?.id as number, { target: movedOn, text: 'rest', files: [file('a.txt')] }, Date.now() - 1, 'y');
     const [again] = await store.claimDue(10, 0);
-    expect(again).toMatchObject({ text: '', files: [file('a.txt')], attempts: 3, lastError: 'y' });
+    expect(again).toMatchObject({ target: movedOn, text: 'rest', files: [file('a.txt')], attempts: 3, lastError: 'y' });
     expect(await store.pruneDead(Date.now())).toBe(0);
-    await store.bury(again?.id as number, { text: '', files: [] }, 'z');
+    await store.bury(again?.id as number, { target, text: '', files: [] }, 'z');
     expect(await store.counts()).toEqual({ pending: 0, dead: 1 });
+    expect(await store.list('dead', 10)).toMatchObject([{ target, text: '', files: [] }]);
     expect(await store.pruneDead(Date.now() + 1000)).toBe(1);
     expect(await store.counts()).toEqual({ pending: 0, dead: 0 });
   });

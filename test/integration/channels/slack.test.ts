@@ -6,6 +6,7 @@ import { silentLogger } from '../../../src/logger.js';
 import { FakeSlack, type FakeSlackOptions, type UserMessageInput } from '../../fakes/slack/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { updateTimesWhileStreaming } from '../../helpers/streaming-partials.js';
 
 /**
  * The real Bolt adapter (Socket Mode) against FakeSlack: what the contract suite does not cover.
@@ -235,16 +236,7 @@ describe('Slack egress', () => {
     for (const text of ['one', 'two', 'three']) await fake.sendUserMessage(mention(fake, text));
     await intake.waitUntil(() => intake.committed.length === 3);
     const replies = intake.committed.map((m) => replyTo(adapter, m));
-    const startedAt = Date.now();
-    let round = 0;
-    const timer = setInterval(() => {
-      round += 1;
-      for (const [i, reply] of replies.entries()) reply.update(`reply ${i} round ${round}`);
-    }, 100);
-    const updatesSinceStart = () => fake.calls.filter((c) => c.method === 'chat.update' && c.at >= startedAt);
-    // Until every reply got a turn, however slow the machine: the budget decides the pace, not the test.
-    await fake.waitFor(() => new Set(updatesSinceStart().map((c) => c.params.ts)).size === 3, 30_000).finally(() => clearInterval(timer));
-    const updates = updatesSinceStart().map((c) => c.at);
+    const updates = await updateTimesWhileStreaming(fake, replies);
     const gaps = updates.slice(1).map((at, i) => at - (updates[i] as number));
     expect(updates.length).toBeGreaterThanOrEqual(3);
     // Undocumented timing slack: timers fire a few ms early or late; the budget is 1200 ms.

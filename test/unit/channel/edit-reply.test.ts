@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createEditReply, type EditPrimitives, type EditReplyOptions } from '../../../src/channel/edit-reply.js';
+import { continuedUnder, createEditReply, type EditPrimitives, type EditReplyOptions } from '../../../src/channel/edit-reply.js';
 import { InProcessRateGate } from '../../../src/channel/rate-gate.js';
 import { ChannelError } from '../../../src/errors.js';
 import { createLogger, silentLogger } from '../../../src/logger.js';
@@ -74,21 +74,25 @@ class FakeChat implements EditPrimitives {
 const rateLimited = (retryAfterMs: number) =>
   new ChannelError('fake', 'CHANNEL_RATE_LIMITED', 'too many requests', { retryAfterMs });
 const rejected = () => new ChannelError('fake', 'CHANNEL_REJECTED', 'bad request');
+const unavailable = () => new ChannelError('fake', 'CHANNEL_UNAVAILABLE', 'server error');
+
+/** Options for a reply of chat `chat-1` answering message 7, with a gate of its own. */
+function setupOptions(): EditReplyOptions {
+  return {
+    replyToMessageId: '7',
+    maxChars: 20,
+    minEditIntervalMs: 1000,
+    gate: new InProcessRateGate({ now: Date.now }),
+    gateKey: 'chat-1',
+    now: Date.now,
+    logger: silentLogger(),
+  };
+}
 
 function setup(overrides: Partial<EditReplyOptions> & { placeholderId?: string } = {}) {
   const chat = new FakeChat(overrides.placeholderId);
   const gate = new InProcessRateGate({ now: Date.now });
-  const options: EditReplyOptions = {
-    replyToMessageId: '7',
-    maxChars: 20,
-    minEditIntervalMs: 1000,
-    gate,
-    gateKey: 'chat-1',
-    now: Date.now,
-    logger: silentLogger(),
-    ...overrides,
-  };
-  return { chat, gate, reply: createEditReply(chat, options) };
+  return { chat, gate, reply: createEditReply(chat, { ...setupOptions(), gate, ...overrides }) };
 }
 
 const flush = () => vi.advanceTimersByTimeAsync(0);
@@ -385,5 +389,66 @@ describe('createEditReply: finish', () => {
     await reply.finish('SECRET-FINAL   \n ').catch(() => undefined);
     expect(lines.length).toBeGreaterThanOrEqual(2);
     expect(lines.join('')).not.toContain('SECRET');
+  });
+});
+
+describe('createEditReply: a final that failed part-way (issue #15)', () => {
+  // Split at 14 characters on the newlines: 'part one.\n', 'part two.\n', 'part three.'.
+  const final = 'part one.\npart two.\npart three.';
+
+  it('tells what is not shown yet and that it continues after the last part shown', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', maxChars: 14 });
+    chat.failures.push(undefined, unavailable());
+    await expect(reply.finish(final)).rejects.toMatchObject({ code: 'CHANNEL_UNAVAILABLE' });
+    expect(chat.messages.get('55')?.history).toEqual(['Working on it...', 'part one.\n']);
+    expect(reply.finalLeft()).toEqual({ text: 'part two.\npart three.', anchor: { messageId: '55' } });
+  });
+
+  it('a later reply at that anchor sends only the rest, replying to the last part, and edits nothing shown', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', maxChars: 14 });
+    chat.failures.push(undefined, unavailable());
+    await reply.finish(final).catch(() => undefined);
+    const left = reply.finalLeft();
+
+    // The retry fails again after one more part.
+    const again = createEditReply(chat, { ...setupOptions(), maxChars: 14, replyToMessageId: left?.anchor.messageId as string });
+    chat.failures.push(undefined, unavailable());
+    await expect(again.finish(left?.text as string)).rejects.toMatchObject({ code: 'CHANNEL_UNAVAILABLE' });
+    expect(again.finalLeft()).toEqual({ text: 'part three.', anchor: { messageId: '100' } });
+
+    const last = again.finalLeft();
+    await createEditReply(chat, { ...setupOptions(), maxChars: 14, replyToMessageId: last?.anchor.messageId as string }).finish(last?.text as string);
+    expect([...chat.messages.entries()]).toEqual([
+      ['55', { history: ['Working on it...', 'part one.\n'] }],
+      ['100', { history: ['part two.\n'], replyTo: '55' }],
+      ['101', { history: ['part three.'], replyTo: '100' }],
+    ]);
+    expect(chat.requests.filter((r) => r.kind === 'edit').map((r) => r.text)).toEqual(['part one.\n']);
+  });
+
+  it('continues after the message chunk 1 was posted as when the final edit failed', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', maxChars: 14 });
+    // edit 55, then send part one, remove 55, send part two.
+    chat.failures.push(rejected(), undefined, undefined, unavailable());
+    await expect(reply.finish(final)).rejects.toMatchObject({ code: 'CHANNEL_UNAVAILABLE' });
+    expect(chat.text('100')).toBe('part one.\n');
+    expect(reply.finalLeft()).toEqual({ text: 'part two.\npart three.', anchor: { messageId: '100' } });
+  });
+
+  it('tells that nothing is shown when the first part did not go out, so the whole final is sent again', async () => {
+    const { chat, reply } = setup({ placeholderId: '55', maxChars: 14, maxFinalWaitMs: 5000 });
+    expect(reply.finalLeft()).toBeUndefined();
+    chat.failures.push(rateLimited(6000));
+    await expect(reply.finish(final)).rejects.toMatchObject({ code: 'CHANNEL_RATE_LIMITED' });
+    expect(reply.finalLeft()).toBeUndefined();
+    expect(reply.resumeAnchor()).toEqual({ messageId: '7', placeholderId: '55' });
+  });
+
+  it.each([
+    { left: undefined, messageId: '7', expected: undefined },
+    { left: { text: 'rest', anchor: { messageId: '101' } }, messageId: '7', expected: { text: 'rest', anchor: { messageId: '7' } } },
+    { left: { text: 'rest', anchor: { messageId: '101' } }, messageId: undefined, expected: { text: 'rest', anchor: {} } },
+  ])('continuedUnder($messageId) keeps the rest and moves its anchor to the message answered', ({ left, messageId, expected }) => {
+    expect(continuedUnder(left, messageId)).toEqual(expected);
   });
 });

@@ -72,4 +72,15 @@ describe('InProcessRateGate', () => {
     abort.abort(new Error('shutting down'));
     await expect(waiting).rejects.toThrow('shutting down');
   });
+
+  it('forgets open keys when many piled up, never a blocked one', () => {
+    const clock = manualClock();
+    const gate = new InProcessRateGate(clock);
+    gate.block('blocked', 60_000);
+    for (let i = 0; i < 3000; i++) gate.block(`chat-${i}`, 10);
+    clock.advance(10);
+    for (let i = 0; i < 3000; i++) gate.block(`later-${i}`, 10);
+    expect(gate.blockedUntil('blocked')).toBe(60_000);
+    expect(gate.isOpen('chat-0')).toBe(true);
+  });
 });

@@ -1,28 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ReplyGate, WORKSPACE_KEY, WorkspaceBudget } from '../../../../channels/slack/budget.js';
+import { ReplyGate, WORKSPACE_KEY } from '../../../../channels/slack/budget.js';
+import { InProcessIntervalBudget } from '../../../../src/channel/interval-budget.js';
 import { InProcessRateGate } from '../../../../src/channel/rate-gate.js';
-
-describe('WorkspaceBudget', () => {
-  it('gives one slot per interval per key; forced takes push later ones back', () => {
-    let now = 1000;
-    const budget = new WorkspaceBudget(1200, () => now);
-    expect(budget.tryTake('w')).toBe(true);
-    expect(budget.tryTake('w')).toBe(false);
-    expect(budget.tryTake('other')).toBe(true);
-    expect(budget.waitMs('w')).toBe(1200);
-    now += 1200;
-    expect(budget.tryTake('w')).toBe(true);
-    budget.take('w');
-    expect(budget.waitMs('w')).toBe(2400);
-  });
-});
 
 describe('ReplyGate', () => {
   it('holds partials for the shared gate and the budget, finals only for the gate', () => {
     let now = 1000;
     let isFinal = false;
     const shared = new InProcessRateGate({ now: () => now });
-    const budget = new WorkspaceBudget(1200, () => now);
+    const budget = new InProcessIntervalBudget(1200, () => now);
     const gate = new ReplyGate({ shared, budget, isFinal: () => isFinal, now: () => now });
     expect(gate.isOpen('r')).toBe(true);
     budget.take(WORKSPACE_KEY);
