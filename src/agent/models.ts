@@ -1,5 +1,5 @@
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
-import type { BaseMessage } from '@langchain/core/messages';
+import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
 import type { ChatGenerationChunk } from '@langchain/core/outputs';
 import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from '@langchain/openai';
 import { AgentError } from '../errors.js';
@@ -21,7 +21,8 @@ export class ModelStreamCutOffError extends AgentError {
  * ends with one (`stop`, `length`, `tool_calls`, ...), possibly before a usage-only chunk; a
  * stream that a proxy or a failing server closes early ends just as cleanly (with or without
  * `[DONE]`), and the client would return the partial text as the whole answer (issue #15).
- * Non-streamed answers need no check: they arrive whole or not at all.
+ * Cut off before any text or tool call arrived, the call is made once more. Non-streamed answers
+ * need no check: they arrive whole or not at all.
  */
 class FinishedStreamCompletions extends ChatOpenAICompletions {
   override async *_streamResponseChunks(
@@ -29,13 +30,34 @@ class FinishedStreamCompletions extends ChatOpenAICompletions {
     options: this['ParsedCallOptions'],
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    let hasFinishReason = false;
-    for await (const chunk of super._streamResponseChunks(messages, options, runManager)) {
-      if (chunk.generationInfo?.finish_reason != null) hasFinishReason = true;
-      yield chunk;
+    for (let attempt = 1; ; attempt++) {
+      let hasStarted = false;
+      let hasFinishReason = false;
+      let hasOutput = false;
+      let broke: unknown;
+      try {
+        for await (const chunk of super._streamResponseChunks(messages, options, runManager)) {
+          hasStarted = true;
+          if (chunk.generationInfo?.finish_reason != null) hasFinishReason = true;
+          if (chunk.text !== '' || (chunk.message as AIMessageChunk).tool_call_chunks?.length) hasOutput = true;
+          yield chunk;
+        }
+      } catch (error) {
+        broke = error;
+      }
+      // A cancelled call also ends early; the caller reports it as cancelled, not as a model fault.
+      if (options.signal?.aborted) {
+        if (broke !== undefined) throw broke;
+        return;
+      }
+      if (hasFinishReason && broke === undefined) return;
+      // A stream cut off (cleanly, or broken after it began) before a word or a tool call arrived:
+      // nothing was shown, so one more try doubles nothing (issue #15). A request the endpoint
+      // refused never began; the client's own retries (`max_retries`) have had their say.
+      const isCutOff = broke === undefined || hasStarted;
+      if (isCutOff && !hasOutput && attempt === 1) continue;
+      throw broke ?? new ModelStreamCutOffError();
     }
-    // A cancelled call also ends early; the caller reports it as cancelled, not as a model fault.
-    if (!hasFinishReason && !options.signal?.aborted) throw new ModelStreamCutOffError();
   }
 }
 

@@ -166,6 +166,14 @@ describe('chatting in Telegram', () => {
     );
   });
 
+  it('asks the model again when its stream ends before any text, and shows the second answer', async () => {
+    const asked = model.requests.length;
+    model.enqueue({ chunks: ['never shown'], endAfterChunks: 0 }, { chunks: ['Second ', 'try.'] });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'cut before a word' });
+    await finalReply(chatId, question.message_id, 'Second try.');
+    expect(model.requests.length - asked).toBe(2);
+  });
+
   it('answers a redelivered update once', async () => {
     const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'only once' });
     await finalReply(chatId, question.message_id, 'Echo: only once');

@@ -49,6 +49,28 @@ describe('createChatModel', () => {
     expect(error).toMatchObject({ code: 'MODEL_FAILED' });
   });
 
+  it('asks once more when a stream ends without a finish reason before any text arrived', async () => {
+    const asked = fake.requests.length;
+    fake.enqueue({ chunks: ['never shown'], endAfterChunks: 0 }, { chunks: ['The ', 'second try.'] });
+
+    const { merged, error } = await streamAnswer(model);
+
+    expect(error).toBeUndefined();
+    expect(merged?.text).toBe('The second try.');
+    expect(fake.requests.length - asked).toBe(2);
+  });
+
+  it('asks once more when a stream breaks before any text arrived, and no more than once', async () => {
+    const asked = fake.requests.length;
+    fake.enqueue({ chunks: ['never shown'], failAfterChunks: 0 }, { chunks: ['never shown either'], endAfterChunks: 0 });
+
+    const { merged, error } = await streamAnswer(model);
+
+    expect(merged?.text ?? '').toBe('');
+    expect(error).toBeInstanceOf(ModelStreamCutOffError);
+    expect(fake.requests.length - asked).toBe(2);
+  });
+
   it('keeps the check once tools are bound, and lets a whole tool-call turn through', async () => {
     const getStatus = tool(async () => 'ok', { name: 'get_status', description: 'Health of a service', schema: z.object({ service: z.string() }) });
     const withTools = model.bindTools([getStatus]);
