@@ -13,6 +13,7 @@ import { lockDataDir } from './data-dir-lock.js';
 import { openPglite } from './pglite.js';
 import { PreparedStatementClient } from './pglite-prepared.js';
 import * as schema from './schema/index.js';
+import { postgresConnection } from './postgres-url.js';
 
 export { schema };
 
@@ -42,7 +43,12 @@ export interface OpenDatabaseOptions {
 /** Opens the database and applies pending migrations; both drivers share one migration set. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) {
-    const client = postgres(options.url, { max: options.maxConnections ?? 10, onnotice: () => {} });
+    const connection = postgresConnection(options.url);
+    const client = postgres(connection.url, {
+      max: options.maxConnections ?? 10,
+      onnotice: () => {},
+      ...(connection.path === undefined ? {} : { path: connection.path }),
+    });
     const db = drizzlePostgres(client, { schema }) as unknown as Database;
     try {
       await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_DIR });

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import postgres from 'postgres';
+import { postgresConnection } from '../../src/db/postgres-url.js';
 
 /** Clock ticks per second of /proc/<pid>/stat (`getconf CLK_TCK`); 100 on every Linux we run on. */
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -41,7 +42,7 @@ export class PostgresCpuMeter {
     url: string,
     private readonly database: string,
   ) {
-    this.admin = postgres(url, { max: 1, onnotice: () => {} });
+    this.admin = adminClient(url);
   }
 
   async start(): Promise<void> {
@@ -67,7 +68,7 @@ export class PostgresCpuMeter {
 /** A fresh, empty database `dfc_bench_<random>` on the server at `url`; `drop()` removes it. */
 export async function createBenchDatabase(url: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = `dfc_bench_${Math.random().toString(16).slice(2, 14)}`;
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const admin = adminClient(url);
   try {
     await admin.unsafe(`create database ${name}`);
   } finally {
@@ -79,7 +80,7 @@ export async function createBenchDatabase(url: string): Promise<{ url: string; n
     url: databaseUrl.toString(),
     name,
     drop: async () => {
-      const dropper = postgres(url, { max: 1, onnotice: () => {} });
+      const dropper = adminClient(url);
       try {
         await dropper`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name} and pid <> pg_backend_pid()`;
         await dropper.unsafe(`drop database if exists ${name}`);
@@ -89,3 +90,10 @@ export async function createBenchDatabase(url: string): Promise<{ url: string; n
     },
   };
 }
+
+/** A one-connection client for the bench's own statements, over a Unix-domain socket when `url` names one. */
+export function adminClient(url: string): postgres.Sql {
+  const { url: connectionUrl, path } = postgresConnection(url);
+  return postgres(connectionUrl, { max: 1, onnotice: () => {}, ...(path === undefined ? {} : { path }) });
+}
+

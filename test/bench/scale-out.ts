@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { deleteRedisKeys } from '../helpers/redis-keys.js';
-import postgres from 'postgres';
+import { adminClient } from './cpu-time.js';
 import { answerByAttempt, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { answerTo } from './final-watcher.js';
@@ -35,7 +35,7 @@ const CHUNKS = 10;
 /** A fresh database on the server of `url`, dropped by the returned function. */
 async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `dfc_bench_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const admin = adminClient(url);
   await admin.unsafe(`create database ${name}`);
   await admin.end();
   const databaseUrl = new URL(url);
@@ -43,7 +43,7 @@ async function freshDatabase(url: string): Promise<{ url: string; drop: () => Pr
   return {
     url: databaseUrl.toString(),
     drop: async () => {
-      const again = postgres(url, { max: 1, onnotice: () => {} });
+      const again = adminClient(url);
       await again`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name} and pid <> pg_backend_pid()`;
       await again.unsafe(`drop database if exists ${name}`);
       await again.end();
