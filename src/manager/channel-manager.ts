@@ -558,7 +558,7 @@ export class ChannelManager {
     try {
       for await (const part of events) {
         if (part.event === 'messages' || part.event === 'messages-tuple') {
-          if (streamed.accept(part.data) && throttle.shouldPublish(streamed.text)) {
+          if (streamed.accept(part.data) && streamed.text !== '' && throttle.shouldPublish(streamed.text)) {
             reply.update(streamed.text + MESSAGES.streamingCursor);
           }
         } else if (part.event === 'values') {

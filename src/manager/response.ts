@@ -1,7 +1,9 @@
+import { withoutThinking } from '../agent/thinking.js';
+
 /**
  * Reading the agent's answer out of LangGraph state (reference §4.7 "Response extraction"):
  * only assistant text of the current turn is ever shown; tool output, system and hidden
- * context never reach a chat.
+ * context never reach a chat, nor a reasoning model's `<think>` text.
  */
 
 type MessageDict = Record<string, unknown>;
@@ -64,7 +66,10 @@ export function extractFinalText(values: unknown): string {
     }
     if (answer !== undefined) continue;
     if (isClarification(message)) answer = textOf(message);
-    else if (isAssistantMessage(message) && textOf(message).trim() !== '') answer = textOf(message);
+    else if (isAssistantMessage(message)) {
+      const visible = withoutThinking(textOf(message));
+      if (visible.trim() !== '') answer = visible;
+    }
   }
   if (answer !== undefined) answers.unshift(answer);
   return answers.filter((text) => text.trim() !== '').join('\n\n');
@@ -90,7 +95,7 @@ export function endsInClarification(values: unknown): boolean {
     if (isClarification(message)) return true;
     const type = typeOf(message);
     if (type === 'human' || type === 'user') return false;
-    if (isAssistantMessage(message) && (textOf(message).trim() !== '' || hasToolCalls(message))) return false;
+    if (isAssistantMessage(message) && (withoutThinking(textOf(message)).trim() !== '' || hasToolCalls(message))) return false;
   }
   return false;
 }

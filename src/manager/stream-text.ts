@@ -1,8 +1,10 @@
+import { withoutThinking } from '../agent/thinking.js';
 import { isAssistantMessage, textOf } from './response.js';
 
 /**
  * Assembles streamed assistant text, one buffer per message id (reference §4.7 A): only the
- * message being written now is shown, never tool output or echoed user turns.
+ * message being written now is shown, never tool output or echoed user turns, and never a
+ * reasoning model's `<think>` text (issue #16).
  */
 export class StreamText {
   private readonly buffers = new Map<string, string>();
@@ -14,19 +16,20 @@ export class StreamText {
     if (!isAssistantMessage(message)) return false;
     const chunk = textOf(message);
     if (chunk === '') return false;
+    const shown = this.text;
     const id = messageIdOf(message, metadata);
     const before = this.buffers.get(id) ?? '';
     // Some servers send the cumulative text, most send deltas; a strictly longer chunk that
     // starts with what we have is cumulative, anything else (even a repeat) is a delta.
     const after = chunk.length > before.length && chunk.startsWith(before) ? chunk : before + chunk;
     this.buffers.set(id, after);
-    const changed = id !== this.currentId || after !== before;
     this.currentId = id;
-    return changed;
+    return this.text !== shown;
   }
 
+  /** What the person may see of the message being written: '' while the model only thinks. */
   get text(): string {
-    return this.buffers.get(this.currentId) ?? '';
+    return withoutThinking(this.buffers.get(this.currentId) ?? '');
   }
 }
 

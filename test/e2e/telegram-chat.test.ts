@@ -174,6 +174,13 @@ describe('chatting in Telegram', () => {
     expect(model.requests.length - asked).toBe(2);
   });
 
+  it("never shows a reasoning model's <think> text, while it streams or in the final", async () => {
+    model.enqueue({ chunks: ['<think>', 'the person wants ', 'a secret plan', '</think>', '\n\nThe ', 'visible ', 'answer.'], chunkDelayMs: 250 });
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'think first' });
+    const final = await finalReply(chatId, question.message_id, 'The visible answer.');
+    expect(final.history.join('\n')).not.toMatch(/secret plan|<\/?think>/);
+  });
+
   it('answers a redelivered update once', async () => {
     const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'only once' });
     await finalReply(chatId, question.message_id, 'Echo: only once');

@@ -2,6 +2,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { type BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import type { GoalVerdict } from '../../db/schema/index.js';
+import { withoutThinking } from '../thinking.js';
 
 /** Most characters of conversation the evaluator sees; the most recent turns are kept. */
 export const MAX_TRANSCRIPT_CHARS = 12_000;
@@ -145,7 +146,7 @@ const answerSchema = z.object({
 
 /** Parses an evaluator answer; exported for tests of the cleanup rules. Never throws. */
 export function parseJudgement(answer: string): GoalJudgement {
-  const candidate = stripCodeFence(stripThinking(answer));
+  const candidate = stripCodeFence(withoutThinking(answer));
   const start = candidate.indexOf('{');
   const end = candidate.lastIndexOf('}');
   if (start === -1 || end <= start) return failed('evaluator answer held no JSON object');
@@ -165,13 +166,6 @@ export function parseJudgement(answer: string): GoalJudgement {
     reason: tidy(parsed.data.reason),
     evidence: tidy(parsed.data.evidence ?? ''),
   };
-}
-
-/** Reasoning models put `<think>…</think>` before the answer; an unclosed one means the answer was cut off inside it. */
-function stripThinking(text: string): string {
-  const withoutBlocks = text.replace(/<think\b[^>]*>[\s\S]*?<\/think\s*>/gi, '');
-  const open = withoutBlocks.search(/<think\b[^>]*>/i);
-  return (open === -1 ? withoutBlocks : withoutBlocks.slice(0, open)).trim();
 }
 
 /** Models often wrap JSON in a ```json fence despite being told not to. */

@@ -2,6 +2,7 @@ import { type BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/m
 import { z } from 'zod';
 import { MEMORY_FACT_CATEGORIES, type MemoryFactCategory } from '../../db/schema/memory.js';
 import type { ConversationTurn, MemoryUpdate, UserMemory } from './types.js';
+import { withoutThinking } from '../thinking.js';
 
 /** Limits the extraction prompt tells the model about. */
 export interface ExtractionPromptOptions {
@@ -144,10 +145,7 @@ function validEntries<T>(list: unknown, parse: (entry: unknown) => z.ZodSafePars
 }
 
 function parseJsonObject(output: string): Record<string, unknown> | undefined {
-  // Reasoning models may emit only the closing tag when the server strips the opening one.
-  let text = output.replace(/<think>[\s\S]*?<\/think>/gi, '');
-  const afterThinking = text.lastIndexOf('</think>');
-  if (afterThinking >= 0) text = text.slice(afterThinking + '</think>'.length);
+  let text = withoutThinking(output);
   const fenced = /```(?:json)?\s*\n?([\s\S]*?)```/i.exec(text);
   if (fenced?.[1] !== undefined) text = fenced[1];
 

@@ -2,6 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { endsInClarification, extractFinalText } from '../../../src/manager/response.js';
 
 describe('extractFinalText', () => {
+  it("shows a reasoning model's answer without its <think> text, and skips a message that only thinks", () => {
+    const values = {
+      messages: [
+        { type: 'human', content: 'question' },
+        { type: 'ai', content: '<think>answer after checking</think>', tool_calls: [{ name: 'search' }] },
+        { type: 'tool', content: 'found it' },
+        { type: 'ai', content: '<think>private reasoning</think>\n\nThe answer.' },
+        { type: 'ai', content: '<think>still thinking about more' },
+      ],
+    };
+    expect(extractFinalText(values)).toBe('The answer.');
+  });
+
   it('returns the last assistant text of the current turn only', () => {
     const values = {
       messages: [

@@ -45,6 +45,19 @@ describe('StreamText', () => {
     expect(text.text).toBe('Second answer');
   });
 
+  it('never shows what a reasoning model thinks, and tells no change while it only thinks', () => {
+    const text = new StreamText();
+    const seen: string[] = [];
+    for (const chunk of ['<think>', 'the user wants', ' a secret plan', '</think>', '\n\nThe ', 'answer.']) {
+      if (text.accept(ai(chunk))) seen.push(text.text);
+    }
+    expect(seen).toEqual(['The ', 'The answer.']);
+    // Reasoning kept in its own content block never counts as text either.
+    const blocks = new StreamText();
+    expect(blocks.accept(ai([{ type: 'reasoning', reasoning: 'hmm' }]))).toBe(false);
+    expect(blocks.text).toBe('');
+  });
+
   it('reads text blocks of structured content', () => {
     const text = new StreamText();
     text.accept(ai([{ type: 'text', text: 'a' }, { type: 'image_url', image_url: 'x' }, { type: 'text', text: 'b' }]));
