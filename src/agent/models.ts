@@ -77,6 +77,8 @@ export function createChatModel(config: ModelConfig): ChatOpenAI {
     timeout: config.timeout_seconds * 1000,
     maxRetries: config.max_retries,
     streamUsage: true,
+    // Thinking on or off, as the endpoint spells it: merged into every request's body.
+    ...(config.thinking === undefined ? {} : { modelKwargs: config.thinking_request?.[config.thinking] ?? {} }),
   };
   // Given as a field, the guarded client survives `bindTools`, which copies the model from its fields.
   return new ChatOpenAI({ ...fields, completions: new FinishedStreamCompletions(fields) });

@@ -89,6 +89,8 @@ export interface CreateThreadRequest {
 export interface ModelInfo {
   name: string;
   model: string;
+  /** Whether it thinks before answering, where the config sets it (`models[].thinking`). */
+  thinking?: 'on' | 'off';
 }
 
 export interface RunOptions {

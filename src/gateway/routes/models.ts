@@ -3,11 +3,13 @@ import type { AgentRuntime } from '../../runtime/types.js';
 import { errorResponses } from '../error-handler.js';
 import type { ZodPluginAsync } from '../validation.js';
 
-const modelsResponseSchema = z.object({ models: z.array(z.object({ name: z.string(), model: z.string() })) });
+const modelsResponseSchema = z.object({
+  models: z.array(z.object({ name: z.string(), model: z.string(), thinking: z.enum(['on', 'off']).optional() })),
+});
 
-/** `GET /models` (at `/api`): the configured models by name; endpoints and keys never leave. */
+/** `GET /models` (at `/api`): the configured models by name, and whether each thinks where that is set; endpoints and keys never leave. */
 export const modelRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, { runtime }) => {
   app.get('/models', { schema: { response: { 200: modelsResponseSchema, ...errorResponses } } }, async () => ({
-    models: runtime.models().map(({ name, model }) => ({ name, model })),
+    models: runtime.models().map(({ name, model, thinking }) => ({ name, model, ...(thinking === undefined ? {} : { thinking }) })),
   }));
 };

@@ -6,7 +6,7 @@ export const modelsCommand: Command = {
   usage: '/models',
   description: 'List available models',
   async run({ runtime }) {
-    const names = runtime.models().map((model) => model.name);
+    const names = runtime.models().map((model) => (model.thinking === undefined ? model.name : `${model.name} (thinking ${model.thinking})`));
     return { reply: names.length === 0 ? MESSAGES.noModels : MESSAGES.modelList(names) };
   },
 };

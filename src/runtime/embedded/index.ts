@@ -136,7 +136,7 @@ class EmbeddedRuntime implements AgentRuntime {
   }
 
   models(): ModelInfo[] {
-    return this.options.models.map((m) => ({ name: m.name, model: m.model }));
+    return this.options.models.map((m) => ({ name: m.name, model: m.model, ...(m.thinking === undefined ? {} : { thinking: m.thinking }) }));
   }
 
   async createThread(request: CreateThreadRequest = {}): Promise<ThreadInfo> {

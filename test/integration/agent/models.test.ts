@@ -3,6 +3,7 @@ import { tool } from '@langchain/core/tools';
 import type { ChatOpenAI } from '@langchain/openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { modelConfigSchema } from '../../../src/agent/config.js';
 import { createChatModel, ModelStreamCutOffError } from '../../../src/agent/models.js';
 import { FakeOpenAI } from '../../fakes/openai/index.js';
 
@@ -83,6 +84,34 @@ describe('createChatModel', () => {
     const cut = await streamAnswer(withTools);
     expect(cut.merged?.text).toBe('Checking ');
     expect(cut.error).toBeInstanceOf(ModelStreamCutOffError);
+  });
+
+  it("tells the endpoint a model's thinking state with every request, as thinking_request spells it", async () => {
+    const config = modelConfigSchema.parse({
+      name: 'qwen3',
+      model: 'qwen3-32b',
+      base_url: fake.baseURL,
+      api_key: 'sk-test',
+      max_retries: 0,
+      thinking: 'off',
+      thinking_request: { on: { chat_template_kwargs: { enable_thinking: true } }, off: { chat_template_kwargs: { enable_thinking: false } } },
+    });
+    await streamAnswer(createChatModel(config));
+    expect(fake.requests.at(-1)?.body).toMatchObject({ model: 'qwen3-32b', chat_template_kwargs: { enable_thinking: false } });
+    await streamAnswer(model);
+    expect(fake.requests.at(-1)?.body).not.toHaveProperty('chat_template_kwargs');
+  });
+
+  it.each([
+    ['thinking without the request for its state', { thinking: 'on', thinking_request: { off: { enable_thinking: false } } }],
+    ['thinking without any request', { thinking: 'off' }],
+    ['a state other than on or off', { thinking: 'maybe', thinking_request: { on: {} } }],
+  ])('refuses %s at config load', (_case, fields) => {
+    expect(modelConfigSchema.safeParse({ name: 'm', model: 'm', ...fields }).success).toBe(false);
+  });
+
+  it('reads YAML booleans as on and off', () => {
+    expect(modelConfigSchema.parse({ name: 'm', model: 'm', thinking: false, thinking_request: { off: { think: false } } }).thinking).toBe('off');
   });
 
   it('answers invoke() without streaming, finish reason included', async () => {

@@ -317,12 +317,13 @@ describe('ChannelManager', () => {
       expect(second).toBe(runtime.threads[1]);
     });
 
-    it('/models lists the configured models, or says there are none', async () => {
-      runtime.modelNames = ['default', 'fast'];
+    it('/models lists the configured models, says which think, or says there are none', async () => {
+      runtime.modelNames = ['default', 'fast', 'qwen3'];
+      runtime.modelThinking = { qwen3: 'off' };
       await manager.handle(inbound('/models'), signal);
       runtime.modelNames = [];
       await manager.handle(inbound('/models'), signal);
-      expect(egress.finals).toEqual(['Available models:\n• default\n• fast', 'No models configured.']);
+      expect(egress.finals).toEqual(['Available models:\n• default\n• fast\n• qwen3 (thinking off)', 'No models configured.']);
     });
 
     it.each([

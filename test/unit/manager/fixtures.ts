@@ -55,6 +55,8 @@ export class ScriptedRuntime implements AgentRuntime {
   readonly requests: { threadId: string; request: RunRequest }[] = [];
   scripts: Script[] = [];
   modelNames = ['default'];
+  /** Whether each model of `modelNames` thinks, where it is set. */
+  modelThinking: Record<string, 'on' | 'off'> = {};
   createThreadDelayMs = 0;
 
   async createThread(): Promise<ThreadInfo> {
@@ -96,7 +98,7 @@ export class ScriptedRuntime implements AgentRuntime {
   }
   async cancelRun(): Promise<void> {}
   models() {
-    return this.modelNames.map((name) => ({ name, model: name }));
+    return this.modelNames.map((name) => ({ name, model: name, ...(this.modelThinking[name] ? { thinking: this.modelThinking[name] } : {}) }));
   }
   readonly goals = new Map<string, GoalInfo>();
   async getGoal(threadId: string): Promise<GoalInfo | null> {
