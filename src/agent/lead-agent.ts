@@ -38,7 +38,8 @@ export interface TurnContext {
 /** A run that ended well, for observers such as the memory updater. */
 export interface CompletedRun {
   threadId: string;
-  userId: string;
+  /** Whose memory learns from it: the storage user, or the (user, agent) pair (`memoryOwnerOf`). */
+  memoryOwner: string;
   modelName: string;
   messages: BaseMessage[];
 }
@@ -96,13 +97,13 @@ export class LeadAgent {
     return graph;
   }
 
-  /** Loads the prompt sections for a run answering `messageText` for `userId`. */
-  async prepareTurn(input: { userId: string; messageText: string; access: TurnAccess; soul?: string }): Promise<TurnContext> {
+  /** Loads the prompt sections for a run answering `messageText`, with the memory of `memoryOwner` (`memoryOwnerOf`). */
+  async prepareTurn(input: { memoryOwner: string; messageText: string; access: TurnAccess; soul?: string }): Promise<TurnContext> {
     const { sources } = this.options;
     const [skills, activeSkill, memory] = await Promise.all([
       this.section('skills', () => sources.skills?.()),
       this.section('active skill', () => sources.activeSkill?.(input.messageText)),
-      this.section('memory', () => sources.memory?.(input.userId)),
+      this.section('memory', () => sources.memory?.(input.memoryOwner)),
     ]);
     return { access: input.access, soul: input.soul ?? this.options.soul, skills, activeSkill, memory };
   }

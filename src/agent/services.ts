@@ -105,7 +105,7 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
     afterRun: learnsFromRuns
       ? (run) => {
           queue.enqueue({
-            userId: run.userId,
+            userId: run.memoryOwner,
             threadId: run.threadId,
             modelName: run.modelName,
             conversation: conversationForMemory(run.messages),

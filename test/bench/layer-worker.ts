@@ -141,7 +141,7 @@ async function openLayer(): Promise<Answer> {
   return async (chat, text) => {
     let turn = turns.get(chat);
     if (turn === undefined) {
-      turn = await agent.prepareTurn({ userId: `telegram_${chat}`, access: ACCESS, messageText: text });
+      turn = await agent.prepareTurn({ memoryOwner: `telegram_${chat}`, access: ACCESS, messageText: text });
       turns.set(chat, turn);
     }
     // As the runtime calls it (src/runtime/embedded/index.ts).

@@ -1,3 +1,4 @@
+import { memoryOwnerOf } from '../../agent/memory/owner.js';
 import { MESSAGES } from '../messages.js';
 import type { Command } from './types.js';
 
@@ -6,18 +7,20 @@ const MAX_LISTED_FACTS = 30;
 
 /**
  * `/memory` says how many facts the server keeps about the sender and lists them; `/memory
- * clear` forgets them all (a step beyond the reference, which can only count).
+ * clear` forgets them all (a step beyond the reference, which can only count). With a custom
+ * agent in the conversation, it is the memory of the sender and that agent (`memoryOwnerOf`).
  */
 export const memoryCommand: Command = {
   name: 'memory',
   usage: '/memory [clear]',
   description: 'Show memory status',
-  async run({ args, userId, runtime }) {
+  async run({ args, userId, message, runtime }) {
+    const owner = memoryOwnerOf(userId, message.agentName);
     if (args.toLowerCase() === 'clear') {
-      const removed = await runtime.clearMemory(userId).catch(() => undefined);
+      const removed = await runtime.clearMemory(owner).catch(() => undefined);
       return { reply: removed === undefined ? MESSAGES.memoryClearFailed : MESSAGES.memoryCleared(removed) };
     }
-    const memory = await runtime.getMemory(userId).catch(() => undefined);
+    const memory = await runtime.getMemory(owner).catch(() => undefined);
     if (!memory) return { reply: MESSAGES.memoryFetchFailed };
     const facts = [...memory.facts].sort((a, b) => b.confidence - a.confidence);
     const lines = facts.slice(0, MAX_LISTED_FACTS).map((fact) => `• ${fact.content}`);

@@ -8,6 +8,7 @@ import type { ModelConfig } from '../../agent/config.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
 import { type CompletedRun, LeadAgent, type PromptSources } from '../../agent/lead-agent.js';
 import { MemoryStore } from '../../agent/memory/index.js';
+import { memoryOwnerOf } from '../../agent/memory/owner.js';
 import { ChatModels } from '../../agent/models.js';
 import { loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
 import { type AgentSandboxSettings, loadAgentSandboxSettings } from '../../agent/sandbox/agent-settings.js';
@@ -316,6 +317,8 @@ class EmbeddedRuntime implements AgentRuntime {
     let lastValues: { messages?: BaseMessage[] } | undefined;
     const inputMessages = request.input?.messages ?? [];
     const userId = runUserId(request);
+    const agentName = typeof request.context?.agent_name === 'string' ? request.context.agent_name : undefined;
+    const memoryOwner = memoryOwnerOf(userId, agentName);
     const access = accessFor(this.options.bashAccess ?? 'trusted', request, this.options.shellIsolation);
     const recursionLimit = request.config?.recursion_limit ?? this.options.recursionLimit ?? 100;
     sink?.push({ event: 'metadata', data: { run_id: run.run_id, attempt: 1 } });
@@ -323,7 +326,7 @@ class EmbeddedRuntime implements AgentRuntime {
     const slot = isBackground ? this.backgroundSlot() : undefined;
     try {
       if (slot) await abortable(slot, controller.signal);
-      const turn = await this.agent.prepareTurn({ userId, access, soul, messageText: inputMessages[0]?.content ?? '' });
+      const turn = await this.agent.prepareTurn({ memoryOwner, access, soul, messageText: inputMessages[0]?.content ?? '' });
       const graph = this.agent.graph(model, access);
       const config = {
         configurable: {
@@ -386,7 +389,7 @@ class EmbeddedRuntime implements AgentRuntime {
         });
       }
       if (!endedWithoutGoal) await this.store.finishRun(ref, { status: 'success', ...usageOutcome(lastValues?.messages ?? []) });
-      this.options.afterRun?.({ threadId: run.thread_id, userId, modelName: model.name, messages: lastValues?.messages ?? [] });
+      this.options.afterRun?.({ threadId: run.thread_id, memoryOwner, modelName: model.name, messages: lastValues?.messages ?? [] });
       return { ok: true, values: serializeValues(lastValues) };
     } catch (error) {
       const cancelled = controller.signal.aborted;

@@ -13,6 +13,7 @@ import { createEmbeddedRuntime } from '../../../src/runtime/embedded/index.js';
 import type { AgentRuntime, RunRequest } from '../../../src/runtime/types.js';
 import { type FakeChatRequest, FakeOpenAI, type FakeReply } from '../../fakes/openai/index.js';
 import { openTestDatabase } from '../../helpers/database.js';
+import { memoryOwnerOf } from '../../../src/agent/memory/owner.js';
 
 const AGENTS_DIR = fileURLToPath(new URL('../../../agents', import.meta.url));
 
@@ -221,6 +222,32 @@ describe('goals, memory and skills through the embedded runtime', () => {
 
       expect(await runtime.clearMemory('dora')).toBe(1);
       expect((await runtime.getMemory('dora')).facts).toEqual([]);
+    });
+
+    it("keeps a custom agent's memory of a person apart from the person's own, both ways", async () => {
+      extractions.set('erin-personal', {
+        text: JSON.stringify({ user: {}, newFacts: [{ content: 'Has a cat named Miso', category: 'personal', confidence: 0.9 }], factsToRemove: [] }),
+      });
+      await runtime.waitRun(await newThread(), ask('erin-personal', 'erin'));
+      await waitUntil(async () => (await runtime.getMemory('erin')).facts.length === 1);
+
+      extractions.set('erin-triage', {
+        text: JSON.stringify({ user: {}, newFacts: [{ content: 'Labels bugs as p1 first', category: 'preference', confidence: 0.9 }], factsToRemove: [] }),
+      });
+      const asTriage = { ...ask('erin-triage', 'erin'), context: { user_id: 'erin', agent_name: 'triage' } };
+      await runtime.waitRun(await newThread(), asTriage);
+      // The agent's prompt has none of the person's own memory.
+      expect(systemPrompt(agentRequests().at(-1) as FakeChatRequest)).not.toContain('Miso');
+      await waitUntil(async () => (await runtime.getMemory(memoryOwnerOf('erin', 'triage'))).facts.length === 1);
+      expect((await runtime.getMemory('erin')).facts.map((f) => f.content)).toEqual(['Has a cat named Miso']);
+      expect((await runtime.getMemory(memoryOwnerOf('erin', 'triage'))).facts.map((f) => f.content)).toEqual(['Labels bugs as p1 first']);
+
+      // And the person's own turns never see what the agent learned.
+      await runtime.waitRun(await newThread(), ask('format this file', 'erin'));
+      const prompt = systemPrompt(agentRequests().at(-1) as FakeChatRequest);
+      expect(prompt).toContain('Miso');
+      expect(prompt).not.toContain('p1 first');
+      expect(memoryOwnerOf('erin', 'lead')).toBe('erin');
     });
 
     it('stores a fact once however often it is learned, and keeps only max_facts of the most confident', async () => {

@@ -23,6 +23,7 @@ import { openTestDatabase } from '../../helpers/database.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
 import { JournaledIntake } from '../../../src/channel/journaled-intake.js';
 import { RecordingEgress, STREAMING, ScriptedRuntime, chunk, inboundIn, values } from './fixtures.js';
+import { memoryOwnerOf } from '../../../src/agent/memory/owner.js';
 
 describe('ChannelManager', () => {
   let database: DatabaseHandle;
@@ -379,6 +380,15 @@ describe('ChannelManager', () => {
         'Failed to fetch memory information.',
       ]);
       expect(runtime.facts.get(safeUserId('someone else'))).toEqual(['Not yours']);
+    });
+
+    it("shows and clears the memory of the sender and the conversation's custom agent, not the sender's own", async () => {
+      runtime.facts.set(safeUserId('user 1'), ['Personal: has a cat']);
+      runtime.facts.set(memoryOwnerOf(safeUserId('user 1'), 'triage'), ['Labels bugs as p1 first']);
+      await manager.handle(inbound('/memory', { agentName: 'triage' }), signal);
+      await manager.handle(inbound('/memory clear', { agentName: 'triage' }), signal);
+      expect(egress.finals).toEqual(['Memory contains 1 fact(s).\n• Labels bugs as p1 first', 'Memory cleared: 1 fact(s) forgotten.']);
+      expect(runtime.facts.get(safeUserId('user 1'))).toEqual(['Personal: has a cat']);
     });
   });
 
