@@ -41,7 +41,7 @@ afterEach(async () => {
 });
 
 async function startSlack(mode: 'http' | 'socket', intake: RecordingIntake) {
-  const fake = new FakeSlack({ retryDelaysMs: [20, 20, 20] });
+  const fake = new FakeSlack({ retryDelaysMs: [100, 100, 100] });
   await fake.start();
   cleanups.push(() => fake.stop());
   const transport = mode === 'http' ? { signing_secret: fake.signingSecret } : { app_token: fake.appToken };
@@ -74,7 +74,9 @@ describe.each(['http', 'socket'] as const)('Slack with the intake full (%s)', (m
     const sent = await fake.sendUserMessage({ channel: DM, channelType: 'im', user: ALICE, text: 'hello while busy' });
     const [committed] = await intake.waitForCommits(1);
     expect(committed).toMatchObject({ messageId: sent.ts, text: 'hello while busy' });
-    expect(deliveriesOf(fake, mode, sent).map((d) => d.retry)).toEqual([0, 1, 2]);
+    // Refused twice, taken at the second retry. (In Socket Mode a busy machine may ack that one
+    // after the fake's short retry delay: Slack then retries once more, and that one is a duplicate.)
+    expect(deliveriesOf(fake, mode, sent).map((d) => d.retry).slice(0, 3)).toEqual([0, 1, 2]);
     if (mode === 'http') expect(deliveriesOf(fake, mode, sent).map((d) => ('status' in d ? d.status : 0))).toEqual([503, 503, 200]);
     else await fake.waitFor(() => fake.acks.some((a) => a.envelopeId === sent.envelopeId));
     // Only the placeholder of the one admission: no busy notice, nothing posted for the refusals.
