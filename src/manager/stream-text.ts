@@ -9,6 +9,10 @@ import { isAssistantMessage, textOf } from './response.js';
 export class StreamText {
   private readonly buffers = new Map<string, string>();
   private currentId = '__default__';
+  /** What `text` shows, worked out once per event: the manager reads it several times per token. */
+  private visible = '';
+  /** Buffers where a think tag was seen: only those are scanned for one (the rest show as they are). */
+  private readonly thinking = new Set<string>();
 
   /** Feeds one `messages` event's data; returns true when the visible text changed. */
   accept(data: unknown): boolean {
@@ -16,7 +20,6 @@ export class StreamText {
     if (!isAssistantMessage(message)) return false;
     const chunk = textOf(message);
     if (chunk === '') return false;
-    const shown = this.text;
     const id = messageIdOf(message, metadata);
     const before = this.buffers.get(id) ?? '';
     // Some servers send the cumulative text, most send deltas; a strictly longer chunk that
@@ -24,14 +27,21 @@ export class StreamText {
     const after = chunk.length > before.length && chunk.startsWith(before) ? chunk : before + chunk;
     this.buffers.set(id, after);
     this.currentId = id;
-    return this.text !== shown;
+    // A tag split across deltas is caught by looking a tag's length back into what came before.
+    if (!this.thinking.has(id) && (before.slice(-THINK_TAG_CHARS) + chunk).includes('think')) this.thinking.add(id);
+    const shown = this.visible;
+    this.visible = this.thinking.has(id) ? withoutThinking(after) : after;
+    return this.visible !== shown;
   }
 
   /** What the person may see of the message being written: '' while the model only thinks. */
   get text(): string {
-    return withoutThinking(this.buffers.get(this.currentId) ?? '');
+    return this.visible;
   }
 }
+
+/** Long enough to hold the start of a split `</think>` tag. */
+const THINK_TAG_CHARS = 8;
 
 function messageIdOf(message: Record<string, unknown>, metadata: unknown): string {
   const id = message.id ?? message.message_id ?? (metadata as Record<string, unknown> | undefined)?.message_id;
