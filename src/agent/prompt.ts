@@ -17,6 +17,14 @@ export async function loadAgentSoul(agentsDir: string, name: string): Promise<st
 /** Custom agent names, as folder names and GitHub logins spell them (reference §4.5). */
 const AGENT_NAME = /^[A-Za-z0-9-]+$/;
 
+/** The agent of `agents/lead/`: every run that names no other. */
+export const DEFAULT_AGENT_NAME = 'lead';
+
+/** Whether a run's `context.agent_name` means the default agent (none given, or `lead`). */
+export function isDefaultAgent(name: unknown): boolean {
+  return name === undefined || name === null || name === '' || name === DEFAULT_AGENT_NAME;
+}
+
 /**
  * The persona of custom agent `name` (`context.agent_name`): its `SOUL.md`, or `fallback` (the
  * default agent's) when its folder has none.

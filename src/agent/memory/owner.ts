@@ -1,5 +1,4 @@
-/** The agent of `agents/lead/`, which every run without an `agent_name` is. */
-const DEFAULT_AGENT_NAME = 'lead';
+import { isDefaultAgent } from '../prompt.js';
 
 /**
  * Whose memory a run reads and adds to (issue #16): a person's own with the default agent, and
@@ -9,7 +8,6 @@ const DEFAULT_AGENT_NAME = 'lead';
  * account UUIDs, `default`, or platform ids made safe (`src/manager/user-id.ts`), none with a `:`.
  */
 export function memoryOwnerOf(userId: string, agentName: string | undefined): string {
-  const isDefaultAgent = agentName === undefined || agentName === '' || agentName === DEFAULT_AGENT_NAME;
-  return isDefaultAgent ? userId : `${userId}:agent:${agentName}`;
+  return isDefaultAgent(agentName) ? userId : `${userId}:agent:${agentName}`;
 }
 

@@ -10,7 +10,7 @@ import { type CompletedRun, LeadAgent, type PromptSources } from '../../agent/le
 import { MemoryStore } from '../../agent/memory/index.js';
 import { memoryOwnerOf } from '../../agent/memory/owner.js';
 import { ChatModels } from '../../agent/models.js';
-import { loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
+import { DEFAULT_AGENT_NAME, isDefaultAgent, loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
 import { type AgentSandboxSettings, loadAgentSandboxSettings } from '../../agent/sandbox/agent-settings.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { SANDBOX_NETWORK_KEY, SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/context.js';
@@ -94,9 +94,9 @@ type RunOutcome = { ok: true; values: Record<string, unknown> } | { ok: false; e
 /** The lead agent in this process: LangGraph on ChatOpenAI, checkpoints and runs in the database. */
 export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Promise<AgentRuntime> {
   const { agentsDir, defaultAgentsDir } = options;
-  const soul = await loadAgentSoul(agentsDir, 'lead').catch((error: unknown) => {
+  const soul = await loadAgentSoul(agentsDir, DEFAULT_AGENT_NAME).catch((error: unknown) => {
     if (defaultAgentsDir === undefined || defaultAgentsDir === agentsDir) throw error;
-    return loadAgentSoul(defaultAgentsDir, 'lead');
+    return loadAgentSoul(defaultAgentsDir, DEFAULT_AGENT_NAME);
   });
   const store = new RunStore(options.db, options.leaseMs ?? 30_000);
   if (options.isSoleProcess) {
@@ -419,7 +419,7 @@ class EmbeddedRuntime implements AgentRuntime {
   /** `context.agent_name` picks a custom agent's persona (reference §4.5); otherwise the default agent's. */
   private async soulFor(request: RunRequest): Promise<string> {
     const name = request.context?.agent_name;
-    if (name === undefined || name === null || name === '' || name === 'lead') return this.soul;
+    if (isDefaultAgent(name)) return this.soul;
     if (typeof name !== 'string') throw new AppError('BAD_REQUEST', 'agent_name must be a string', { status: 400, userMessage: 'agent_name must be a string' });
     return loadCustomAgentSoul(this.options.agentsDir, name, this.soul);
   }
@@ -427,7 +427,7 @@ class EmbeddedRuntime implements AgentRuntime {
   /** A custom agent's `sandbox:` block (its network choice); `{}` for the default agent. Call after `soulFor` validated the name. */
   private sandboxSettingsFor(request: RunRequest): Promise<AgentSandboxSettings> {
     const name = request.context?.agent_name;
-    if (typeof name !== 'string' || name === '' || name === 'lead') return Promise.resolve({});
+    if (typeof name !== 'string' || isDefaultAgent(name)) return Promise.resolve({});
     return loadAgentSandboxSettings(this.options.agentsDir, name);
   }
 
