@@ -8,7 +8,6 @@ import { isAssistantMessage, textOf } from './response.js';
  */
 export class StreamText {
   private readonly buffers = new Map<string, string>();
-  private currentId = '__default__';
   /** What `text` shows, worked out once per event: the manager reads it several times per token. */
   private visible = '';
   /** Buffers where a think tag was seen: only those are scanned for one (the rest show as they are). */
@@ -26,7 +25,6 @@ export class StreamText {
     // starts with what we have is cumulative, anything else (even a repeat) is a delta.
     const after = chunk.length > before.length && chunk.startsWith(before) ? chunk : before + chunk;
     this.buffers.set(id, after);
-    this.currentId = id;
     // A tag split across deltas is caught by looking a tag's length back into what came before.
     if (!this.thinking.has(id) && (before.slice(-THINK_TAG_CHARS) + chunk).includes('think')) this.thinking.add(id);
     const shown = this.visible;
