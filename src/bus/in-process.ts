@@ -34,7 +34,7 @@ export class InProcessBus implements InboundBus {
 
   async reserve(): Promise<InboundReservation> {
     this.reservations.assertOpen();
-    if (this.queue.length + this.reservations.count >= this.options.maxQueued) {
+    if (this.isFull()) {
       this.refused++;
       this.logRefusal();
       throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full');
@@ -43,7 +43,12 @@ export class InProcessBus implements InboundBus {
   }
 
   async hasRoom(): Promise<boolean> {
-    return this.reservations.isOpen && this.queue.length + this.reservations.count < this.options.maxQueued;
+    return this.reservations.isOpen && !this.isFull();
+  }
+
+  /** Queued messages and reservations together fill the intake. */
+  private isFull(): boolean {
+    return this.queue.length + this.reservations.count >= this.options.maxQueued;
   }
 
   start(handler: InboundHandler): void {

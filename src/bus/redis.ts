@@ -68,11 +68,7 @@ export class RedisBus implements InboundBus {
 
   async reserve(): Promise<InboundReservation> {
     this.reservations.assertOpen();
-    // BullMQ waits for the connection without a limit; intake must not.
-    const waiting = await within(this.queue.getWaitingCount(), COMMAND_TIMEOUT_MS).catch((error: unknown) => {
-      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue unreachable (Redis)', { cause: error });
-    });
-    if (waiting + this.reservations.count >= this.options.maxQueued) {
+    if (await this.isFull()) {
       this.refused++;
       throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue is full');
     }
@@ -80,9 +76,20 @@ export class RedisBus implements InboundBus {
   }
 
   async hasRoom(): Promise<boolean> {
-    if (!this.reservations.isOpen) return false;
-    const waiting = await within(this.queue.getWaitingCount(), COMMAND_TIMEOUT_MS).catch(() => undefined);
-    return waiting !== undefined && waiting + this.reservations.count < this.options.maxQueued;
+    return this.reservations.isOpen && !(await this.isFull().catch(() => true));
+  }
+
+  /**
+   * Messages waiting in Redis and reservations together fill the intake.
+   *
+   * @throws AppError `INBOUND_QUEUE_FULL` when Redis does not answer in time.
+   */
+  private async isFull(): Promise<boolean> {
+    // BullMQ waits for the connection without a limit; intake must not.
+    const waiting = await within(this.queue.getWaitingCount(), COMMAND_TIMEOUT_MS).catch((error: unknown) => {
+      throw new AppError('INBOUND_QUEUE_FULL', 'inbound queue unreachable (Redis)', { cause: error });
+    });
+    return waiting + this.reservations.count >= this.options.maxQueued;
   }
 
   start(handler: InboundHandler): void {
