@@ -1,13 +1,11 @@
-import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feishuChannel } from '../../../channels/feishu/index.js';
 import { INGRESS_TEXTS } from '../../../src/channel/ingress/pipeline.js';
-import { webhookRoutes } from '../../../src/gateway/routes/webhooks/index.js';
 import { silentLogger } from '../../../src/logger.js';
 import { FakeFeishu } from '../../fakes/feishu/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { serveWebhookRoutes } from '../../helpers/webhook-server.js';
 
 /**
  * HTTP callback mode: encrypted, signed events POSTed to the adapter's route, mounted as core
@@ -49,13 +47,10 @@ async function startHttpFeishu(intake: RecordingIntake = new RecordingIntake()) 
   const adapter = await feishuChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   if (!adapter.routes) throw new Error('HTTP mode must have routes');
-  const app: FastifyInstance = Fastify();
-  await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: [{ name: 'feishu', routes: adapter.routes }] });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  cleanups.push(() => app.close());
+  const server = await serveWebhookRoutes('feishu', adapter.routes);
+  cleanups.push(server.close);
   await adapter.start();
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/webhooks/feishu`;
-  const post = (callback: { body: string; headers: Record<string, string> }) => fetch(url, { method: 'POST', body: callback.body, headers: callback.headers });
+  const post = (callback: { body: string; headers: Record<string, string> }) => fetch(server.url, { method: 'POST', body: callback.body, headers: callback.headers });
   return { fake, intake, adapter, post };
 }
 

@@ -1,11 +1,9 @@
-import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feishuChannel } from '../../../channels/feishu/index.js';
-import { webhookRoutes } from '../../../src/gateway/routes/webhooks/index.js';
 import { FakeFeishu } from '../../fakes/feishu/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { serveWebhookRoutes } from '../../helpers/webhook-server.js';
 import { CapturedLogs, MALFORMED_EVENT_WARNING } from './malformed-events.js';
 
 /**
@@ -58,11 +56,9 @@ async function startFeishu(mode: 'ws' | 'http') {
   cleanups.push(() => adapter.stop());
   let url = '';
   if (adapter.routes) {
-    const app: FastifyInstance = Fastify();
-    await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: [{ name: 'feishu', routes: adapter.routes }] });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    cleanups.push(() => app.close());
-    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/webhooks/feishu`;
+    const server = await serveWebhookRoutes('feishu', adapter.routes);
+    cleanups.push(server.close);
+    url = server.url;
   }
   await adapter.start();
   /** Delivers `event` as the mode does; resolves with the HTTP status (0 for the long connection). */

@@ -1,13 +1,11 @@
-import Fastify, { type FastifyInstance } from 'fastify';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { slackChannel } from '../../../channels/slack/index.js';
-import { webhookRoutes } from '../../../src/gateway/routes/webhooks/index.js';
 import { silentLogger } from '../../../src/logger.js';
 import { FakeSlack } from '../../fakes/slack/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { serveWebhookRoutes } from '../../helpers/webhook-server.js';
 
 /**
  * HTTP Events mode: FakeSlack POSTs signed events to the adapter's route, mounted as core mounts
@@ -31,11 +29,9 @@ async function startHttpSlack(options: { isStarted?: boolean } = {}) {
   const adapter = await slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   if (!adapter.routes) throw new Error('HTTP mode must have routes');
-  const app: FastifyInstance = Fastify();
-  await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: [{ name: 'slack', routes: adapter.routes }] });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  cleanups.push(() => app.close());
-  fake.eventsUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/webhooks/slack`;
+  const server = await serveWebhookRoutes('slack', adapter.routes);
+  cleanups.push(server.close);
+  fake.eventsUrl = server.url;
   if (options.isStarted !== false) await adapter.start();
   return { fake, intake, adapter };
 }
