@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { slackChannel } from '../../../channels/slack/index.js';
-import { FakeSlack } from '../../fakes/slack/index.js';
-import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
-import { serveWebhookRoutes } from '../../helpers/webhook-server.js';
+import { startSlackOn } from './slack-transport.js';
 import { CapturedLogs, MALFORMED_EVENT_WARNING } from './malformed-events.js';
 
 /**
@@ -40,22 +37,9 @@ afterEach(async () => {
 });
 
 async function startSlack(mode: 'http' | 'socket') {
-  const fake = new FakeSlack();
-  await fake.start();
-  cleanups.push(() => fake.stop());
   const logs = new CapturedLogs();
   const intake = new RecordingIntake();
-  const transport = mode === 'http' ? { signing_secret: fake.signingSecret } : { app_token: fake.appToken };
-  const config = slackChannel.configSchema.parse({ enabled: true, bot_token: fake.botToken, api_url: fake.apiUrl, ...transport });
-  const adapter = await slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: logs.logger }));
-  cleanups.push(() => adapter.stop());
-  if (mode === 'http') {
-    if (!adapter.routes) throw new Error('HTTP mode must have routes');
-    const server = await serveWebhookRoutes('slack', adapter.routes);
-    cleanups.push(server.close);
-    fake.eventsUrl = server.url;
-  }
-  await adapter.start();
+  const fake = await startSlackOn(mode, { intake, logger: logs.logger, cleanups });
   return { fake, intake, logs };
 }
 

@@ -1,11 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { slackChannel } from '../../../channels/slack/index.js';
 import { INGRESS_TEXTS } from '../../../src/channel/ingress/pipeline.js';
 import { silentLogger } from '../../../src/logger.js';
-import { FakeSlack } from '../../fakes/slack/index.js';
-import { testChannelDeps } from '../../helpers/channel-deps.js';
+import type { FakeSlack } from '../../fakes/slack/index.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
-import { serveWebhookRoutes } from '../../helpers/webhook-server.js';
+import { startSlackOn } from './slack-transport.js';
 
 /**
  * Issue #15: a message that finds the intake full is refused before Slack's acknowledgement
@@ -38,22 +36,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startSlack(mode: 'http' | 'socket', intake: RecordingIntake) {
-  const fake = new FakeSlack({ retryDelaysMs: [100, 100, 100] });
-  await fake.start();
-  cleanups.push(() => fake.stop());
-  const transport = mode === 'http' ? { signing_secret: fake.signingSecret } : { app_token: fake.appToken };
-  const config = slackChannel.configSchema.parse({ enabled: true, bot_token: fake.botToken, api_url: fake.apiUrl, ...transport });
-  const adapter = await slackChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
-  cleanups.push(() => adapter.stop());
-  if (mode === 'http') {
-    if (!adapter.routes) throw new Error('HTTP mode must have routes');
-    const server = await serveWebhookRoutes('slack', adapter.routes);
-    cleanups.push(server.close);
-    fake.eventsUrl = server.url;
-  }
-  await adapter.start();
-  return fake;
+function startSlack(mode: 'http' | 'socket', intake: RecordingIntake): Promise<FakeSlack> {
+  return startSlackOn(mode, { intake, logger: silentLogger(), fake: { retryDelaysMs: [100, 100, 100] }, cleanups });
 }
 
 /** Slack's deliveries of one event so far: the retry number of each and, over HTTP, its answer. */
