@@ -12,7 +12,7 @@ export function postgresConnection(url: string): { url: string; path?: string } 
   const socketDir = params.get('host');
   if (socketDir === null || !socketDir.startsWith('/')) return { url };
   params.delete('host');
-  const port = /@[^/]*:(\d+)\//.exec(base)?.[1] ?? /^[a-z]+:\/\/[^@/]*:(\d+)\//.exec(base)?.[1] ?? '5432';
+  const port = /^[a-z]+:\/\/(?:[^@/]*@)?[^/:]*:(\d+)\//.exec(base)?.[1] ?? '5432';
   const rest = params.toString();
   // postgres-js parses the URL with `new URL`, which refuses an empty host; the path wins over it.
   const withHost = base.replace(/^([a-z]+:\/\/(?:[^@/]*@)?)(?=[:/])/, '$1localhost');
