@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { platforms } from '../channels/index.js';
-import { loadConfig } from './config/index.js';
 import { type AccountAdmin, AdminClient } from './admin-client.js';
+import { loadConfig } from './config/index.js';
 import { AppError, ConfigError, describeError, NotFoundError } from './errors.js';
 
 const USAGE = `usage: npm run cli -- [--config path] [--url server-url] <command>

@@ -1,7 +1,7 @@
 import { InProcessBus } from './bus/in-process.js';
 import type { InboundBus } from './bus/types.js';
 import type { IngressLease } from './channel/ingress-lease.js';
-import { type IntervalBudget, InProcessIntervalBudget } from './channel/interval-budget.js';
+import { InProcessIntervalBudget, type IntervalBudget } from './channel/interval-budget.js';
 import { InProcessRateGate, type RateGate } from './channel/rate-gate.js';
 import { InProcessRequestWindow } from './channel/request-window.js';
 import type { RequestWindow } from './channel/types.js';

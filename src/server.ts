@@ -3,6 +3,8 @@ import { ChannelConnections } from './accounts/connections.js';
 import type { SandboxIsolation } from './agent/sandbox/bubblewrap.js';
 import { createAgentServices } from './agent/services.js';
 import type { InboundBus } from './bus/types.js';
+import { JournaledIntake } from './channel/journaled-intake.js';
+import { Outbox, type OutboxCounts } from './channel/outbox.js';
 import { ChannelStarter } from './channel/starter.js';
 import type { ChannelAdapter, ChannelDefinition, ChannelDeps, ChannelStatus } from './channel/types.js';
 import type { Config } from './config/index.js';
@@ -11,11 +13,9 @@ import { type DatabaseHandle, openDatabase } from './db/index.js';
 import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
-import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
 import { SqlOutboxStore } from './db/repos/outbox-repo.js';
-import { Outbox, type OutboxCounts } from './channel/outbox.js';
-import { JournaledIntake } from './channel/journaled-intake.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
+import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
 import { WebhookDeliveriesRepo } from './db/repos/webhook-deliveries-repo.js';
 import { describeError } from './errors.js';
@@ -94,6 +94,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     memoryStore: agent.memoryStore,
     goals: agent.goals,
     afterRun: agent.afterRun,
+    summarization: config.summarization,
   });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
   const coordination = await createCoordination(config, logger);

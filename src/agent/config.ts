@@ -11,6 +11,12 @@ export const modelConfigSchema = z
   api_key: z.string().optional().describe('Bearer key for the endpoint; usually $OPENAI_API_KEY.'),
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.number().int().positive().optional(),
+  context_window: z
+    .number()
+    .int()
+    .min(1024)
+    .optional()
+    .describe('Tokens the model reads in one request. With it, a conversation nearing the window is summarised (summarization:); without it, never.'),
   timeout_seconds: z.number().positive().default(120).describe('Per-request timeout.'),
   max_retries: z.number().int().nonnegative().default(2).describe('Retries on 429/5xx by the OpenAI client.'),
   thinking: z

@@ -1,18 +1,22 @@
-import type { BaseMessage } from '@langchain/core/messages';
-import { SystemMessage } from '@langchain/core/messages';
+import { type BaseMessage, RemoveMessage, SystemMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StructuredToolInterface } from '@langchain/core/tools';
+import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
+import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
-import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createClarificationTool } from './clarification.js';
 import type { ModelConfig } from './config.js';
+import type { ContextKeeper } from './context/keeper.js';
+import { messageTokens } from './context/window.js';
 import { withInterruptedToolCallsClosed } from './interrupted-tool-calls.js';
+import { buildLeadGraph, type LeadGraph, type LeadStateValues, type ModelRequest } from './lead-graph.js';
 import type { ChatModels } from './models.js';
 import { buildSystemPrompt, type UploadedFileInfo } from './prompt.js';
+import { estimateTokens } from './tokens.js';
 
-export type LeadGraph = ReturnType<typeof createReactAgent>;
+export type { LeadGraph } from './lead-graph.js';
 
 /** What one run may do; decided by the caller's trust, before the run starts. */
 export interface TurnAccess {
@@ -59,6 +63,8 @@ export interface LeadAgentOptions {
   /** The sandbox tools (`bash` among them); empty when the server runs without a sandbox. */
   sandboxTools: readonly StructuredToolInterface[];
   sources: PromptSources;
+  /** Keeps long conversations within their model's window; absent: requests carry the whole history. */
+  context?: ContextKeeper;
   logger: Logger;
   now?: () => Date;
 }
@@ -83,18 +89,42 @@ export class LeadAgent {
     const key = `${model.name}\u0000${access.bash}\u0000${access.clarification}`;
     let graph = this.graphs.get(key);
     if (!graph) {
-      graph = createReactAgent({
-        llm: this.options.chatModels.get(model.name),
-        tools: this.toolsFor(access),
-        prompt: (state: { messages: BaseMessage[] }, config: RunnableConfig) => [
-          new SystemMessage(this.systemPrompt(state.messages, config)),
-          ...withInterruptedToolCallsClosed(state.messages),
-        ],
+      const tools = this.toolsFor(access);
+      const toolTokens = this.options.context?.isActive(model) ? estimateTokens(JSON.stringify(tools.map((tool) => convertToOpenAITool(tool)))) : 0;
+      graph = buildLeadGraph({
+        model: this.options.chatModels.get(model.name),
+        tools,
+        request: (state, config) => this.modelRequest(model, toolTokens, state, config),
         checkpointer: this.options.checkpointer,
       });
       this.graphs.set(key, graph);
     }
     return graph;
+  }
+
+  /**
+   * The system prompt, then the history as the context keeper fits it to the model's window:
+   * the summary of folded turns and the turns after it. When it folds more turns, the update
+   * replaces the thread's messages with the ones it keeps.
+   */
+  private async modelRequest(model: ModelConfig, toolTokens: number, state: LeadStateValues, config: RunnableConfig): Promise<ModelRequest> {
+    const system = new SystemMessage(this.systemPrompt(state.messages, config));
+    const context = this.options.context;
+    if (context === undefined) return { messages: [system, ...withInterruptedToolCallsClosed(state.messages)] };
+    const fitted = await context.fit({
+      model,
+      fixedTokens: messageTokens(system) + toolTokens,
+      summary: state.summary,
+      messages: state.messages,
+      threadId: config.configurable?.thread_id as string | undefined,
+      ...(config.signal ? { signal: config.signal } : {}),
+    });
+    const messages = [system, ...withInterruptedToolCallsClosed(fitted.messages)];
+    if (fitted.folded === undefined) return { messages };
+    return {
+      messages,
+      update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...fitted.folded.kept], summary: fitted.folded.summary },
+    };
   }
 
   /** Loads the prompt sections for a run answering `messageText`, with the memory of `memoryOwner` (`memoryOwnerOf`). */

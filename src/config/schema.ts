@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { modelsConfigSchema } from '../agent/config.js';
 import { channelConnectionsConfigSchema } from '../accounts/config.js';
+import { modelsConfigSchema } from '../agent/config.js';
+import { summarizationConfigSchema } from '../agent/context/config.js';
 import { goalsConfigSchema } from '../agent/goals/config.js';
 import { memoryConfigSchema } from '../agent/memory/config.js';
 import { sandboxConfigSchema } from '../agent/sandbox/config.js';
@@ -51,6 +52,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
     models: modelsConfigSchema,
     sandbox: sandboxConfigSchema,
     memory: memoryConfigSchema,
+    summarization: summarizationConfigSchema,
     goals: goalsConfigSchema,
     skills: z
       .strictObject({
@@ -81,6 +83,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
       const references = [
         [['memory', 'model_name'], config.memory.model_name],
         [['goals', 'evaluator_model'], config.goals.evaluator_model],
+        [['summarization', 'model_name'], config.summarization.model_name],
       ] as const;
       for (const [path, name] of references) {
         if (name !== undefined && !names.has(name)) {

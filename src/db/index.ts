@@ -12,8 +12,8 @@ import { DEFAULT_PGLITE_SHARED_BUFFERS } from './config.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { openPglite } from './pglite.js';
 import { PreparedStatementClient } from './pglite-prepared.js';
-import * as schema from './schema/index.js';
 import { postgresConnection } from './postgres-url.js';
+import * as schema from './schema/index.js';
 
 export { schema };
 

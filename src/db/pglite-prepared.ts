@@ -1,4 +1,4 @@
-import { type PGlite, type ParserOptions, parse, protocol, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
+import { type ParserOptions, type PGlite, parse, protocol, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 
 /** Statements kept prepared per database; past it the least recently used one is closed. */
 const STATEMENT_CACHE_SIZE = 256;

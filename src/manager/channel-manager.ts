@@ -1,6 +1,9 @@
 import { createdFilesText } from '../agent/sandbox/artifacts.js';
 import type { SandboxPaths } from '../agent/sandbox/paths.js';
 import type { SlashSkillResolution } from '../agent/skills/slash.js';
+import type { Delivery } from '../bus/types.js';
+import type { DurableReply, Outbox } from '../channel/outbox.js';
+import { type DedupeKey, dedupeKeyOf, type TurnJournal, type UnfinishedTurn } from '../channel/turn-journal.js';
 import type {
   ChannelCapabilities,
   ChannelEgress,
@@ -13,23 +16,20 @@ import type {
   Reply,
   ReplyTarget,
 } from '../channel/types.js';
-import type { Delivery } from '../bus/types.js';
 import { AppError, describeError, isDatabaseUnavailable, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { MessageMetrics } from '../metrics.js';
-import { sleep } from '../time.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
+import { sleep } from '../time.js';
 import { builtinCommands, type Command, parseCommand } from './commands/index.js';
-import { type DedupeKey, dedupeKeyOf, type TurnJournal, type UnfinishedTurn } from '../channel/turn-journal.js';
-import type { DurableReply, Outbox } from '../channel/outbox.js';
 import { ConversationFiles } from './files.js';
-import { FollowUps, type FollowUpStore } from './follow-ups.js';
+import { type FollowUpStore, FollowUps } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
 import { endsInClarification, extractFinalText } from './response.js';
+import { type IdentifiedMessage, isTrustedSender } from './shell-trust.js';
 import { StreamText, UpdateThrottle } from './stream-text.js';
 import { ThreadTurns } from './thread-turns.js';
 import type { ThreadResolver } from './threads.js';
-import { type IdentifiedMessage, isTrustedSender } from './shell-trust.js';
 import { safeUserId } from './user-id.js';
 
 /** What the manager needs of a running channel: how to answer and how the platform behaves. */

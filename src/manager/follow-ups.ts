@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { dedupeKeyOf } from '../channel/turn-journal.js';
 import type { InboundMessage } from '../channel/types.js';
 import type { BufferedFollowUp, FollowUpsRepo } from '../db/repos/follow-ups-repo.js';
 import { AppError, describeError, ThreadBusyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime, RunInfo } from '../runtime/types.js';
-import { dedupeKeyOf } from '../channel/turn-journal.js';
 
 /**
  * Follow-ups of busy fire-and-forget threads (reference §4.10): a message that finds its thread

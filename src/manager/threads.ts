@@ -1,7 +1,7 @@
 import type { InboundMessage } from '../channel/types.js';
+import { ReadCache } from '../db/read-cache.js';
 import type { ConversationsRepo } from '../db/repos/conversations-repo.js';
 import type { ConversationKey, ThreadMapRepo } from '../db/repos/thread-map-repo.js';
-import { ReadCache } from '../db/read-cache.js';
 import type { AgentRuntime } from '../runtime/types.js';
 
 function conversationOf(message: InboundMessage): ConversationKey {

@@ -10,10 +10,10 @@ import { DWClient, type DWClientDownStream, TOPIC_ROBOT } from 'dingtalk-stream'
 import { FakeDingTalk } from '../fakes/dingtalk/index.js';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { ANSWER_PAD, answerTo } from './final-watcher.js';
+import { printOursVsBare } from './platforms.js';
 import { startChatBenchServer, startProcess, stopProcess } from './server-process.js';
 import { type LatencySummary, summarize } from './stats.js';
 import type { PlatformFigures } from './telegram.js';
-import { printOursVsBare } from './platforms.js';
 
 export interface DingTalkBenchOptions {
   chats: number;

@@ -15,10 +15,10 @@ import { Client, Events, GatewayIntentBits, Partials } from 'discord.js';
 import { FakeDiscord, type FakeUser } from '../fakes/discord/index.js';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { ANSWER_PAD, answerTo } from './final-watcher.js';
+import { printOursVsBare } from './platforms.js';
 import { startChatBenchServer, startProcess, stopProcess } from './server-process.js';
 import { type LatencySummary, summarize } from './stats.js';
 import type { PlatformFigures } from './telegram.js';
-import { printOursVsBare } from './platforms.js';
 
 export interface DiscordBenchOptions {
   chats: number;

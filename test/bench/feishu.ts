@@ -9,10 +9,10 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import { FakeFeishu, textOf } from '../fakes/feishu/index.js';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { ANSWER_PAD, answerTo } from './final-watcher.js';
+import { printOursVsBare } from './platforms.js';
 import { startChatBenchServer, startProcess, stopProcess } from './server-process.js';
 import { type LatencySummary, summarize } from './stats.js';
 import type { PlatformFigures } from './telegram.js';
-import { printOursVsBare } from './platforms.js';
 
 export interface FeishuBenchOptions {
   chats: number;

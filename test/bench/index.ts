@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- --only startup,layers,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out,faults --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only startup,layers,context,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out,faults --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
 import { parseArgs } from 'node:util';
+import { runContextBench } from './context.js';
 import { runDingTalkBench } from './dingtalk.js';
 import { runDiscordBench } from './discord.js';
 import { runFaultsBench } from './faults.js';
@@ -22,7 +23,7 @@ import { runWebhookMemoryBench } from './webhooks.js';
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['startup', 'layers', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out', 'faults'] as const;
+const BENCHES = ['startup', 'layers', 'context', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out', 'faults'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -66,6 +67,7 @@ if (only.has('layers')) {
     cpuProfileDir: values['cpu-prof'],
   });
 }
+if (only.has('context')) await runContextBench({ turns: 200, databaseUrl: values['database-url'] });
 const platformFigures = new Map<string, PlatformFigures>();
 if (only.has('telegram')) {
   const figures = await runTelegramBench({

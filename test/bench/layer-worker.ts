@@ -41,6 +41,8 @@ export interface LayerSpec {
   concurrency: number;
   /** Turns of the long conversation; 0 = none. */
   longTurns: number;
+  /** The model's `context_window`: long conversations are summarised to fit it (the `context` bench). */
+  contextWindow?: number;
   /** When set, a V8 CPU profile of the "all chats at once" phase alone is written here (`.cpuprofile`). */
   cpuProfilePath?: string;
 }
@@ -72,7 +74,16 @@ const dataDir = mkdtempSync(join(tmpdir(), 'dfc-layer-'));
 const config = parseConfig(
   {
     data_dir: dataDir,
-    models: [{ name: 'default', model: 'gpt-4o-mini', base_url: spec.modelBaseUrl, api_key: 'sk-bench', max_retries: 0 }],
+    models: [
+      {
+        name: 'default',
+        model: 'gpt-4o-mini',
+        base_url: spec.modelBaseUrl,
+        api_key: 'sk-bench',
+        max_retries: 0,
+        ...(spec.contextWindow === undefined ? {} : { context_window: spec.contextWindow }),
+      },
+    ],
   },
   {},
   [],
@@ -115,6 +126,7 @@ async function openLayer(): Promise<Answer> {
       memoryStore: services.memoryStore,
       goals: services.goals,
       afterRun: services.afterRun,
+      summarization: config.summarization,
     });
     const threads = new Map<number, string>();
     return async (chat, text) => {

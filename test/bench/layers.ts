@@ -125,7 +125,7 @@ async function onDatabase(
   }
 }
 
-async function runLayerWorker(spec: LayerSpec, nodeArgs: string[]): Promise<LayerResult> {
+export async function runLayerWorker(spec: LayerSpec, nodeArgs: string[]): Promise<LayerResult> {
   let line = '';
   const worker = await startProcess([...nodeArgs, join(ROOT, 'test/bench/layer-worker.ts'), JSON.stringify(spec)], (output) => {
     if (!output.startsWith('result ')) return false;

@@ -1,4 +1,4 @@
-import { type LatencySummary, formatRow } from './stats.js';
+import { formatRow, type LatencySummary } from './stats.js';
 import type { PlatformFigures } from './telegram.js';
 
 /**

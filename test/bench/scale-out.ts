@@ -8,12 +8,13 @@
  * Then the takeover (issue #15): a process killed (-9) mid-answer, another process finishing the
  * same reply; the time from the kill to the final on screen, against `redis.handover_seconds`.
  */
-import { randomUUID } from 'node:crypto';
+
 import type { ChildProcess } from 'node:child_process';
-import { deleteRedisKeys } from '../helpers/redis-keys.js';
-import { adminClient } from './cpu-time.js';
+import { randomUUID } from 'node:crypto';
 import { answerByAttempt, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
+import { deleteRedisKeys } from '../helpers/redis-keys.js';
+import { adminClient } from './cpu-time.js';
 import { answerTo } from './final-watcher.js';
 import { startChatBenchServer, stopProcess } from './server-process.js';
 import { formatRow, type LatencySummary } from './stats.js';

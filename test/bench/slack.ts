@@ -9,10 +9,10 @@ import { App, LogLevel } from '@slack/bolt';
 import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeSlack } from '../fakes/slack/index.js';
 import { ANSWER_PAD, answerTo } from './final-watcher.js';
+import { printOursVsBare } from './platforms.js';
 import { startChatBenchServer, startProcess, stopProcess } from './server-process.js';
 import { type LatencySummary, summarize } from './stats.js';
 import type { PlatformFigures } from './telegram.js';
-import { printOursVsBare } from './platforms.js';
 
 export interface SlackBenchOptions {
   chats: number;

@@ -14,12 +14,12 @@
  * the final text on screen. The fake model's request times split each turn into steps.
  */
 import { join } from 'node:path';
-import { FakeOpenAI, type FakeChatMessage, type FakeChatRequest, type FakeReply, lastUserText } from '../fakes/openai/index.js';
+import { within } from '../../src/time.js';
+import { type FakeChatMessage, type FakeChatRequest, FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { answerTo, FinalWatcher } from './final-watcher.js';
 import { ROOT, startBenchServer, startProcess, stopProcess } from './server-process.js';
 import { formatPercentiles, type LatencySummary, residentMiB, summarize } from './stats.js';
-import { within } from '../../src/time.js';
 
 export interface ToolBenchOptions {
   /** Measured turns of each kind, after {@link WARM_UP_TURNS} of each. */

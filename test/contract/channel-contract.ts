@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChannelAdapter, ChannelDefinition, ChatBinder, ChatBindRequest, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
 import { INGRESS_TEXTS } from '../../src/channel/ingress/pipeline.js';
+import type { ChannelAdapter, ChannelDefinition, ChatBinder, ChatBindRequest, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
 import { silentLogger } from '../../src/logger.js';
-import { RecordingIntake } from '../helpers/recording-intake.js';
 import { testChannelDeps } from '../helpers/channel-deps.js';
+import { RecordingIntake } from '../helpers/recording-intake.js';
 
 /**
  * The behaviours every platform adapter must have (DESIGN "Testing"), driven only through a

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeChatRequest, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';

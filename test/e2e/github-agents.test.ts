@@ -4,9 +4,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Webhooks } from '@octokit/webhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { RESUMED_RUN_NOTE } from '../../src/manager/channel-manager.js';
 import { createSelfSignedCert, FakeGitHub, generateAppKeyPair, type SelfSignedCert } from '../fakes/github/index.js';
 import { type FakeChatMessage, type FakeChatRequest, FakeOpenAI, type FakeReply, type FakeResponder } from '../fakes/openai/index.js';
-import { RESUMED_RUN_NOTE } from '../../src/manager/channel-manager.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**

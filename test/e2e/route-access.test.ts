@@ -1,5 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_ROUTES, type GatewayRoute } from './gateway-routes.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';

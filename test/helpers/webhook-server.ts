@@ -1,5 +1,5 @@
-import Fastify, { type FastifyPluginAsync } from 'fastify';
 import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyPluginAsync } from 'fastify';
 import { webhookRoutes } from '../../src/gateway/routes/webhooks/index.js';
 
 /**

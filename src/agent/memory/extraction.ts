@@ -1,8 +1,8 @@
 import { type BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import { MEMORY_FACT_CATEGORIES, type MemoryFactCategory } from '../../db/schema/memory.js';
-import type { ConversationTurn, MemoryUpdate, UserMemory } from './types.js';
 import { withoutThinking } from '../thinking.js';
+import type { ConversationTurn, MemoryUpdate, UserMemory } from './types.js';
 
 /** Limits the extraction prompt tells the model about. */
 export interface ExtractionPromptOptions {

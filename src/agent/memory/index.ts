@@ -8,7 +8,7 @@
 export { type MemoryConfig, memoryConfigSchema } from './config.js';
 export { conversationForMemory, MAX_CONVERSATION_CHARS } from './conversation.js';
 export { buildExtractionMessages, parseMemoryUpdate } from './extraction.js';
-export { estimateTokens, formatMemoryForPrompt } from './inject.js';
+export { formatMemoryForPrompt } from './inject.js';
 export { MemoryQueue, type MemoryQueueOptions } from './queue.js';
 export { type ApplyMemoryOptions, EMPTY_SUMMARIES, MemoryStore } from './store.js';
 export type {

@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, isNull, lt, or, type Placeholder, type SQL, sql } from 'drizzle-orm';
-import type { InboundMessage } from '../../channel/types.js';
 import { DEDUPE_TTL_MS, type DedupeKey, type TurnJournal, type UnfinishedTurn } from '../../channel/turn-journal.js';
+import type { InboundMessage } from '../../channel/types.js';
 import type { Database } from '../index.js';
 import { inboundDedupe } from '../schema/index.js';
 

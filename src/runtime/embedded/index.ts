@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
+import type { StreamMode } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { ModelConfig } from '../../agent/config.js';
+import type { SummarizationConfig } from '../../agent/context/config.js';
+import { ContextKeeper } from '../../agent/context/keeper.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
 import { type CompletedRun, LeadAgent, type PromptSources } from '../../agent/lead-agent.js';
 import { MemoryStore } from '../../agent/memory/index.js';
@@ -77,6 +80,8 @@ export interface EmbeddedRuntimeOptions {
   goals?: { store: GoalStore; config: GoalsConfig };
   /** Called after every successful run with its final messages (the memory queue listens). */
   afterRun?: (run: CompletedRun) => void;
+  /** How long conversations are kept within their model's window; absent: never summarised. */
+  summarization?: SummarizationConfig;
 }
 
 
@@ -132,6 +137,16 @@ class EmbeddedRuntime implements AgentRuntime {
       checkpointer: this.checkpointer,
       sandboxTools: options.sandboxTools ?? [],
       sources: options.promptSources ?? {},
+      ...(options.summarization === undefined
+        ? {}
+        : {
+            context: new ContextKeeper({
+              config: options.summarization,
+              models: options.models,
+              chatModels: this.chatModels,
+              logger: options.logger.child({ component: 'context' }),
+            }),
+          }),
       logger: options.logger,
     });
   }
@@ -344,7 +359,7 @@ class EmbeddedRuntime implements AgentRuntime {
         recursionLimit,
         // Values always: the final state is the run's result and its usage. Messages always too:
         // it makes the model call stream, which keeps long generations alive through proxies.
-        streamMode: ['values', 'messages', ...(wantsUpdates ? (['updates'] as const) : [])],
+        streamMode: ['values', 'messages', ...(wantsUpdates ? ['updates'] : [])] as StreamMode[],
         // One checkpoint per turn, written when it ends (also on error or cancel): runs are never
         // resumed mid-way, and per-step checkpoints cost about a quarter of a run's CPU on PGlite.
         durability: 'exit' as const,

@@ -1,2 +1,2 @@
-export * from './server.js';
 export * from './chat.js';
+export * from './server.js';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Waiters } from '../waiters.js';
 import { FakeGateway } from './gateway.js';
-import { type ParsedBody, parseBody, type RouteName, readBody, routeOf } from './wire.js';
 import {
   CHANNEL_TYPES,
   channelPayload,
@@ -15,7 +15,7 @@ import {
   type StoredMessage,
   userPayload,
 } from './store.js';
-import { Waiters } from '../waiters.js';
+import { type ParsedBody, parseBody, type RouteName, readBody, routeOf } from './wire.js';
 
 export type { RouteName } from './wire.js';
 

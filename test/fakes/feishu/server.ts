@@ -2,8 +2,8 @@ import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { decodeFrame, encodeFrame, FRAME_METHOD, type Frame, headerOf } from './frames.js';
 import { Waiters } from '../waiters.js';
+import { decodeFrame, encodeFrame, FRAME_METHOD, type Frame, headerOf } from './frames.js';
 
 /**
  * A fake Feishu/Lark: the open API (tenant token, im messages create/reply/patch, reactions,

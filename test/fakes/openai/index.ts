@@ -1,5 +1,5 @@
 /** A fake OpenAI Chat Completions server for the real `@langchain/openai` client (sdk-recipes §7). */
-export { answerByAttempt, FakeOpenAI, echoResponder, lastUserText } from './server.js';
+
 export type {
   FakeChatMessage,
   FakeChatRequest,
@@ -8,3 +8,4 @@ export type {
   FakeResponder,
   FakeToolCall,
 } from './server.js';
+export { answerByAttempt, echoResponder, FakeOpenAI, lastUserText, messageText, requestTokens } from './server.js';

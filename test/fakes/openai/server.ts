@@ -65,10 +65,42 @@ export interface FakeOpenAIOptions {
 
 type Delta = Record<string, unknown>;
 
-function messageText(message: FakeChatMessage): string {
+/** A message's text, its text parts joined; `''` for none. */
+export function messageText(message: FakeChatMessage): string {
   if (message.content === null) return '';
   if (typeof message.content === 'string') return message.content;
   return message.content.map((part) => part.text ?? '').join('');
+}
+
+/**
+ * The request's size in tokens as an endpoint counts it, at ~4 characters a token: messages,
+ * tool calls and tool definitions. Independent of the server's own estimate.
+ */
+export function requestTokens(request: FakeChatRequest): number {
+  const characters = request.messages.reduce((sum, message) => sum + messageText(message).length + JSON.stringify(message.tool_calls ?? []).length, 0);
+  return Math.ceil((characters + JSON.stringify(request.tools ?? []).length) / 4);
+}
+
+/**
+ * OpenAI's rule for tool messages, or `undefined` when the messages keep it: every assistant
+ * message with `tool_calls` is followed by one `tool` message per call, and every `tool` message
+ * answers a call of the assistant message before it. The API refuses a request that breaks it.
+ */
+export function unpairedToolMessages(messages: readonly FakeChatMessage[]): string | undefined {
+  let open = new Set<string>();
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      if (!open.delete(message.tool_call_id ?? '')) {
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      }
+      continue;
+    }
+    if (open.size > 0) {
+      return "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.";
+    }
+    open = new Set((message.tool_calls ?? []).map((call) => call.id));
+  }
+  return open.size > 0 ? "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'." : undefined;
 }
 
 /** The last user message's text (text parts joined), or `''`. */
@@ -236,6 +268,8 @@ export class FakeOpenAI {
     };
     this.requests.push(request);
     for (const waiter of [...this.waiters]) waiter();
+    const unpaired = unpairedToolMessages(request.messages);
+    if (unpaired !== undefined) return sendJson(res, 400, errorBody(unpaired, 'invalid_request_error', null));
 
     const reply = this.queue.shift() ?? (await this.respond(request));
     if (reply.fail) {

@@ -3,10 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { type ChannelType, MessageStore, SlackApiFailure, type SlackMessageView } from './messages.js';
-import { FakeFileStore } from './files.js';
-import { bearer, parseParams, readBody } from './wire.js';
 import { Waiters } from '../waiters.js';
+import { FakeFileStore } from './files.js';
+import { type ChannelType, MessageStore, SlackApiFailure, type SlackMessageView } from './messages.js';
+import { bearer, parseParams, readBody } from './wire.js';
 
 /**
  * A fake Slack on 127.0.0.1 speaking the real wire formats:

@@ -1,15 +1,16 @@
 /** A fake Telegram Bot API for tests: point grammY's `client.apiRoot` at `apiRoot`. */
-export { FakeTelegram } from './server.js';
-export type {
-  FakeDocumentInput,
-  FakePhotoSizeInput,
-  Fault,
-  FakeTelegramOptions,
-  RateLimitViolation,
-  RecordedCall,
-  UserMessageInput,
-} from './server.js';
+
 export type { ChatMessageView, ChatType } from './chats.js';
 export { BAD_REQUEST, MAX_TEXT_CHARS } from './chats.js';
 export type { DownloadRecord, FakeFileInput, UploadRecord } from './files.js';
 export { FILE_ERRORS, MAX_DOWNLOAD_BYTES, MAX_PHOTO_BYTES, MAX_UPLOAD_BYTES } from './files.js';
+export type {
+  FakeDocumentInput,
+  FakePhotoSizeInput,
+  FakeTelegramOptions,
+  Fault,
+  RateLimitViolation,
+  RecordedCall,
+  UserMessageInput,
+} from './server.js';
+export { FakeTelegram } from './server.js';

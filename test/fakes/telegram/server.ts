@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Message, Update, User, UserFromGetMe } from 'grammy/types';
-import { ApiFailure, ChatStore, type ChatMessageView, type ChatType, type MessageMedia } from './chats.js';
+import { Waiters } from '../waiters.js';
+import { ApiFailure, type ChatMessageView, ChatStore, type ChatType, type MessageMedia } from './chats.js';
 import { type DownloadRecord, type FakeFileInput, FileStore, type UploadRecord } from './files.js';
 import { UpdateQueue } from './updates.js';
 import { readParams } from './wire.js';
-import { Waiters } from '../waiters.js';
 
 /**
  * A fake Telegram Bot API on 127.0.0.1 speaking the real wire format: `POST

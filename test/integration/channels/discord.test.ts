@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { INGRESS_TEXTS } from '../../../src/channel/ingress/pipeline.js';
 import { ChannelError } from '../../../src/errors.js';
-import { FakeDiscord } from '../../fakes/discord/index.js';
 import { ALICE, BOB, startDiscordChannel, targetOf } from '../../fakes/discord/harness.js';
+import { FakeDiscord } from '../../fakes/discord/index.js';
 
 /**
  * The real discord.js adapter against FakeDiscord: routing (mention_only, thread_mode, allow

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { githubAgentSchema } from '../../../channels/github/bindings.js';
 import { createGitHubChannel } from '../../../channels/github/adapter.js';
+import { githubAgentSchema } from '../../../channels/github/bindings.js';
 import { githubConfigSchema } from '../../../channels/github/config.js';
 import type { GitHubMessageData } from '../../../channels/github/dispatch.js';
 import type { InboundMessage, JsonValue } from '../../../src/channel/types.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
-import { startSlackOn } from './slack-transport.js';
 import { CapturedLogs, MALFORMED_EVENT_WARNING } from './malformed-events.js';
+import { startSlackOn } from './slack-transport.js';
 
 /**
  * Signed (HTTP) or socket-delivered (Socket Mode) Slack events of the wrong shape, through Bolt

@@ -3,16 +3,16 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
 import { Bot } from 'grammy';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createTelegramFiles } from '../../../channels/telegram/files.js';
 import { telegramChannel } from '../../../channels/telegram/index.js';
 import { InProcessRateGate } from '../../../src/channel/rate-gate.js';
 import type { ChannelFiles, InboundFile, InboundMessage, OutboundFile, ReplyTarget } from '../../../src/channel/types.js';
 import { createLogger, silentLogger } from '../../../src/logger.js';
-import { FakeTelegram, type FakeDocumentInput } from '../../fakes/telegram/index.js';
-import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { type FakeDocumentInput, FakeTelegram } from '../../fakes/telegram/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
+import { RecordingIntake } from '../../helpers/recording-intake.js';
 
 /**
  * Photos and documents through the real grammY adapter and FakeTelegram: what reaches the intake,

@@ -3,8 +3,8 @@ import { telegramChannel } from '../../../channels/telegram/index.js';
 import type { InboundMessage, ReplyTarget } from '../../../src/channel/types.js';
 import { silentLogger } from '../../../src/logger.js';
 import { type ChatMessageView, FakeTelegram, type FakeTelegramOptions } from '../../fakes/telegram/index.js';
-import { RecordingIntake } from '../../helpers/recording-intake.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
+import { RecordingIntake } from '../../helpers/recording-intake.js';
 
 /**
  * The real grammY adapter against FakeTelegram. Assertions read what the user sees in the fake

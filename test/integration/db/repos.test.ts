@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../../src/db/index.js';
-import { SqlTurnJournal } from '../../../src/db/repos/turn-journal-repo.js';
-import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
-import { inboundDedupe } from '../../../src/db/schema/index.js';
-import type { InboundMessage } from '../../../src/channel/types.js';
 import { type DedupeKey, MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
+import type { InboundMessage } from '../../../src/channel/types.js';
+import type { DatabaseHandle } from '../../../src/db/index.js';
+import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
+import { SqlTurnJournal } from '../../../src/db/repos/turn-journal-repo.js';
+import { inboundDedupe } from '../../../src/db/schema/index.js';
 import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
 
 function key(messageId: string = randomUUID(), channel = 'telegram'): DedupeKey {

@@ -1,4 +1,4 @@
-import { AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { MemorySaver } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
@@ -153,5 +153,13 @@ describe('FakeOpenAI with a LangGraph ReAct agent', () => {
     expect(fake.requests).toHaveLength(4);
     const toolCallIds = fake.requests.flatMap((r) => r.messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id));
     expect(new Set(toolCallIds).size).toBe(2);
+  });
+
+  it('refuses a tool message without its call, and a call without its result, as OpenAI does', async () => {
+    const call = new AIMessage({ content: '', tool_calls: [{ id: 'call_1', name: 'lookup', args: {} }] });
+    const result = new ToolMessage({ content: 'found', tool_call_id: 'call_1', name: 'lookup' });
+    await expect(model().invoke([new HumanMessage('hi'), result])).rejects.toThrow(/must be a response to a preceeding message with 'tool_calls'/);
+    await expect(model().invoke([new HumanMessage('hi'), call, new HumanMessage('next')])).rejects.toThrow(/must be followed by tool messages/);
+    await expect(model().invoke([new HumanMessage('hi'), call, result, new HumanMessage('next')])).resolves.toBeDefined();
   });
 });

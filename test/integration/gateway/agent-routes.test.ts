@@ -5,16 +5,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../../src/agent/memory/index.js';
 import { GoalStore } from '../../../src/agent/goals/index.js';
+import { MemoryStore } from '../../../src/agent/memory/index.js';
 import { SkillRegistry } from '../../../src/agent/skills/index.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { buildApp } from '../../../src/gateway/app.js';
 import { silentLogger } from '../../../src/logger.js';
 import { createEmbeddedRuntime } from '../../../src/runtime/embedded/index.js';
 import type { AgentRuntime } from '../../../src/runtime/types.js';
-import { healthyReport } from '../../unit/gateway/stub-runtime.js';
 import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
+import { healthyReport } from '../../unit/gateway/stub-runtime.js';
 
 const AGENTS_DIR = fileURLToPath(new URL('../../../agents', import.meta.url));
 

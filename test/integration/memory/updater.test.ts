@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { modelConfigSchema } from '../../../src/agent/config.js';
 import { memoryConfigSchema } from '../../../src/agent/memory/config.js';
 import { MemoryStore } from '../../../src/agent/memory/store.js';
 import type { ConversationTurn, MemoryJob, UserMemory } from '../../../src/agent/memory/types.js';
 import { MemoryUpdater } from '../../../src/agent/memory/updater.js';
-import { modelConfigSchema } from '../../../src/agent/config.js';
 import { createChatModel } from '../../../src/agent/models.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { createLogger } from '../../../src/logger.js';
-import { FakeOpenAI, type FakeChatRequest, lastUserText } from '../../fakes/openai/index.js';
+import { type FakeChatRequest, FakeOpenAI, lastUserText } from '../../fakes/openai/index.js';
 import { openTestDatabase, testDatabaseKinds } from '../../helpers/database.js';
 
 const API_KEY = 'sk-memory-test';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { memoryOwnerOf } from '../../../src/agent/memory/owner.js';
 import { type AgentServices, createAgentServices } from '../../../src/agent/services.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { type DatabaseHandle, schema } from '../../../src/db/index.js';
@@ -13,7 +14,6 @@ import { createEmbeddedRuntime } from '../../../src/runtime/embedded/index.js';
 import type { AgentRuntime, RunRequest } from '../../../src/runtime/types.js';
 import { type FakeChatRequest, FakeOpenAI, type FakeReply } from '../../fakes/openai/index.js';
 import { openTestDatabase } from '../../helpers/database.js';
-import { memoryOwnerOf } from '../../../src/agent/memory/owner.js';
 
 const AGENTS_DIR = fileURLToPath(new URL('../../../agents', import.meta.url));
 

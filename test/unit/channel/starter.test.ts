@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ChannelStarter } from '../../../src/channel/starter.js';
 import type { IngressLease } from '../../../src/channel/ingress-lease.js';
+import { ChannelStarter } from '../../../src/channel/starter.js';
 import type { ChannelAdapter, ChannelStatus } from '../../../src/channel/types.js';
 import { ChannelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';

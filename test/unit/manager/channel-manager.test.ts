@@ -3,15 +3,17 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, } from 'vitest';
+import { memoryOwnerOf } from '../../../src/agent/memory/owner.js';
 import { SandboxPaths } from '../../../src/agent/sandbox/paths.js';
 import type { SlashSkillResolution } from '../../../src/agent/skills/index.js';
+import { JournaledIntake } from '../../../src/channel/journaled-intake.js';
+import { type DedupeKey, dedupeKeyOf, MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import type { ChannelCapabilities, ChannelFiles, InboundMessage, OutboundFile, } from '../../../src/channel/types.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { AgentError, AppError, ChannelError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager, type ChannelManagerDeps, type IdentityBinding, type IdentityGate } from '../../../src/manager/channel-manager.js';
-import { type DedupeKey, dedupeKeyOf, MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
 import { safeUserId } from '../../../src/manager/user-id.js';
@@ -21,9 +23,7 @@ import type {
 } from '../../../src/runtime/types.js';
 import { openTestDatabase } from '../../helpers/database.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
-import { JournaledIntake } from '../../../src/channel/journaled-intake.js';
-import { RecordingEgress, STREAMING, ScriptedRuntime, chunk, inboundIn, values } from './fixtures.js';
-import { memoryOwnerOf } from '../../../src/agent/memory/owner.js';
+import { chunk, inboundIn, RecordingEgress, ScriptedRuntime, STREAMING, values } from './fixtures.js';
 
 describe('ChannelManager', () => {
   let database: DatabaseHandle;

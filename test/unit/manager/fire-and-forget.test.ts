@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import type { ChannelCapabilities, InboundMessage } from '../../../src/channel/types.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import type { BufferedFollowUp } from '../../../src/db/repos/follow-ups-repo.js';
@@ -7,7 +8,6 @@ import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { NotFoundError, ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager } from '../../../src/manager/channel-manager.js';
-import { MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import type { FollowUpStore } from '../../../src/manager/follow-ups.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';

@@ -3,7 +3,7 @@ import type { InboundMessage } from '../../../src/channel/types.js';
 import type { BufferedFollowUp } from '../../../src/db/repos/follow-ups-repo.js';
 import { ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
-import { FOLLOW_UP_BATCH, FOLLOW_UP_CAP, FollowUps, type FollowUpStore, followUpText } from '../../../src/manager/follow-ups.js';
+import { FOLLOW_UP_BATCH, FOLLOW_UP_CAP, type FollowUpStore, FollowUps, followUpText } from '../../../src/manager/follow-ups.js';
 import type { RunInfo } from '../../../src/runtime/types.js';
 
 const THREAD = '7c4b3a52-0000-4000-8000-000000000001';

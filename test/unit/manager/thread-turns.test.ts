@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import type { ChannelCapabilities } from '../../../src/channel/types.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { ThreadMapRepo } from '../../../src/db/repos/thread-map-repo.js';
 import { ThreadBusyError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/logger.js';
 import { ChannelManager } from '../../../src/manager/channel-manager.js';
-import { MemoryTurnJournal } from '../../../src/channel/turn-journal.js';
 import { MESSAGES } from '../../../src/manager/messages.js';
 import { ThreadResolver } from '../../../src/manager/threads.js';
 import type { RunRequest, ThreadInfo } from '../../../src/runtime/types.js';

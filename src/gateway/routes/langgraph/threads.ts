@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from '../../../errors.js';
 import type { AgentRuntime } from '../../../runtime/types.js';
-import { assertNotForeign, OWNER_METADATA_KEY } from '../../thread-ownership.js';
 import { errorResponses } from '../../error-handler.js';
+import { assertNotForeign, OWNER_METADATA_KEY } from '../../thread-ownership.js';
 import type { ZodPluginAsync } from '../../validation.js';
 import { createThreadBodySchema, threadParamsSchema, threadSchema } from './schemas.js';
 

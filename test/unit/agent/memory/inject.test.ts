@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { estimateTokens, formatMemoryForPrompt } from '../../../../src/agent/memory/inject.js';
+import { formatMemoryForPrompt } from '../../../../src/agent/memory/inject.js';
 import type { MemoryFact, UserMemory } from '../../../../src/agent/memory/types.js';
+import { estimateTokens } from '../../../../src/agent/tokens.js';
 
 const NO_SUMMARIES = { workContext: '', personalContext: '', topOfMind: '' };
 
@@ -17,20 +18,6 @@ function fact(content: string, confidence: number, overrides: Partial<MemoryFact
     ...overrides,
   };
 }
-
-describe('estimateTokens', () => {
-  it.each([
-    ['', 0],
-    ['abcd', 1],
-    ['abcde', 2],
-    ['你好世界', 4],
-    ['こんにちは', 5],
-    ['안녕하세요', 5],
-    ['你好 abcd', 2 + 2],
-  ])('estimates %j as %i tokens', (text, tokens) => {
-    expect(estimateTokens(text)).toBe(tokens);
-  });
-});
 
 describe('formatMemoryForPrompt', () => {
   it('is empty when nothing is known', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mentionsUser, snowflakeTimeMs, stripMentions, threadNameFor } from '../../../../channels/discord/ids.js';
 import { replyReferenceFor } from '../../../../channels/discord/egress.js';
+import { mentionsUser, snowflakeTimeMs, stripMentions, threadNameFor } from '../../../../channels/discord/ids.js';
 
 describe('Discord ids', () => {
   it('reads the creation time of a snowflake (Discord docs example)', () => {

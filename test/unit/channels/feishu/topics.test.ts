@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { sourcePreview, withSourcePreview } from '../../../../channels/feishu/render.js';
-import { GroupTopics, type GroupMessageIds, PENDING_QUESTION_TTL_MS } from '../../../../channels/feishu/topics.js';
+import { type GroupMessageIds, GroupTopics, PENDING_QUESTION_TTL_MS } from '../../../../channels/feishu/topics.js';
 import type { JsonValue } from '../../../../src/channel/types.js';
 import { silentLogger } from '../../../../src/logger.js';
 import { MemoryChannelState } from '../../../helpers/channel-deps.js';

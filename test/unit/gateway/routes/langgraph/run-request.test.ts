@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, NotFoundError } from '../../../../../src/errors.js';
+import type { Principal } from '../../../../../src/gateway/auth.js';
 import { runLocation, toRunRequest, trustOf } from '../../../../../src/gateway/routes/langgraph/run-request.js';
 import { runBodySchema } from '../../../../../src/gateway/routes/langgraph/schemas.js';
-import type { Principal } from '../../../../../src/gateway/auth.js';
 
 const parse = (body: Record<string, unknown>) => runBodySchema.parse(body);
 
