@@ -95,6 +95,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     goals: agent.goals,
     afterRun: agent.afterRun,
     summarization: config.summarization,
+    readImage: agent.readImage,
   });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
   const coordination = await createCoordination(config, logger);

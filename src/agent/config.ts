@@ -11,6 +11,10 @@ export const modelConfigSchema = z
   api_key: z.string().optional().describe('Bearer key for the endpoint; usually $OPENAI_API_KEY.'),
   temperature: z.number().min(0).max(2).optional(),
   max_tokens: z.number().int().positive().optional(),
+  supports_vision: z
+    .boolean()
+    .optional()
+    .describe('The model reads pictures: photos people send reach it as images, and it gets the view_image tool. Absent: false.'),
   context_window: z
     .number()
     .int()

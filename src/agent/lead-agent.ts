@@ -9,12 +9,13 @@ import type { Logger } from '../logger.js';
 import { createClarificationTool } from './clarification.js';
 import type { ModelConfig } from './config.js';
 import type { ContextKeeper } from './context/keeper.js';
-import { messageTokens } from './context/window.js';
+import { IMAGE_TOKENS, messageTokens } from './context/window.js';
 import { withInterruptedToolCallsClosed } from './interrupted-tool-calls.js';
 import { buildLeadGraph, type LeadGraph, type LeadStateValues, type ModelRequest } from './lead-graph.js';
 import type { ChatModels } from './models.js';
 import { buildSystemPrompt, type UploadedFileInfo } from './prompt.js';
 import { estimateTokens } from './tokens.js';
+import { type ImageReader, imagesShownCount, VIEW_IMAGE, withImagesShown } from './vision/shown-images.js';
 
 export type { LeadGraph } from './lead-graph.js';
 
@@ -65,6 +66,8 @@ export interface LeadAgentOptions {
   sources: PromptSources;
   /** Keeps long conversations within their model's window; absent: requests carry the whole history. */
   context?: ContextKeeper;
+  /** Reads the pictures a model that sees them is shown; absent: none are. */
+  readImage?: ImageReader;
   logger: Logger;
   now?: () => Date;
 }
@@ -89,7 +92,7 @@ export class LeadAgent {
     const key = `${model.name}\u0000${access.bash}\u0000${access.clarification}`;
     let graph = this.graphs.get(key);
     if (!graph) {
-      const tools = this.toolsFor(access);
+      const tools = this.toolsFor(access, model);
       const toolTokens = this.options.context?.isActive(model) ? estimateTokens(JSON.stringify(tools.map((tool) => convertToOpenAITool(tool)))) : 0;
       graph = buildLeadGraph({
         model: this.options.chatModels.get(model.name),
@@ -108,19 +111,23 @@ export class LeadAgent {
    * replaces the thread's messages with the ones it keeps.
    */
   private async modelRequest(model: ModelConfig, toolTokens: number, state: LeadStateValues, config: RunnableConfig): Promise<ModelRequest> {
-    const system = new SystemMessage(this.systemPrompt(state.messages, config));
+    const seesImages = this.seesImages(model);
+    const system = new SystemMessage(this.systemPrompt(state.messages, config, seesImages));
     const context = this.options.context;
-    if (context === undefined) return { messages: [system, ...withInterruptedToolCallsClosed(state.messages)] };
-    const fitted = await context.fit({
-      model,
-      fixedTokens: messageTokens(system) + toolTokens,
-      summary: state.summary,
-      messages: state.messages,
-      threadId: config.configurable?.thread_id as string | undefined,
-      ...(config.signal ? { signal: config.signal } : {}),
-    });
-    const messages = [system, ...withInterruptedToolCallsClosed(fitted.messages)];
-    if (fitted.folded === undefined) return { messages };
+    const fitted = context
+      ? await context.fit({
+          model,
+          fixedTokens: messageTokens(system) + toolTokens + (seesImages ? imagesShownCount(state.messages) * IMAGE_TOKENS : 0),
+          summary: state.summary,
+          messages: state.messages,
+          threadId: config.configurable?.thread_id as string | undefined,
+          ...(config.signal ? { signal: config.signal } : {}),
+        })
+      : { messages: state.messages };
+    const history = withInterruptedToolCallsClosed(fitted.messages);
+    const { readImage } = this.options;
+    const messages = [system, ...(seesImages && readImage ? await withImagesShown(history, readImage, config) : history)];
+    if (!('folded' in fitted) || fitted.folded === undefined) return { messages };
     return {
       messages,
       update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...fitted.folded.kept], summary: fitted.folded.summary },
@@ -153,15 +160,19 @@ export class LeadAgent {
     return { [TURN_KEY]: turn };
   }
 
-  private toolsFor(access: TurnAccess): StructuredToolInterface[] {
-    const tools = this.options.sandboxTools.filter((tool) => access.bash || tool.name !== 'bash');
+  private toolsFor(access: TurnAccess, model: ModelConfig): StructuredToolInterface[] {
+    const tools = this.options.sandboxTools.filter((tool) => isOffered(tool.name, access, this.seesImages(model)));
     return access.clarification ? [...tools, createClarificationTool()] : tools;
   }
 
-  private systemPrompt(messages: BaseMessage[], config: RunnableConfig): string {
+  private seesImages(model: ModelConfig): boolean {
+    return model.supports_vision === true && this.options.readImage !== undefined;
+  }
+
+  private systemPrompt(messages: BaseMessage[], config: RunnableConfig, canSeeImages: boolean): string {
     const turn = config.configurable?.[TURN_KEY] as TurnContext | undefined;
     const access = turn?.access ?? { bash: false, clarification: false };
-    const toolNames = this.options.sandboxTools.map((tool) => tool.name).filter((name) => access.bash || name !== 'bash');
+    const toolNames = this.options.sandboxTools.map((tool) => tool.name).filter((name) => isOffered(name, access, canSeeImages));
     return buildSystemPrompt({
       soul: turn?.soul ?? this.options.soul,
       now: this.now(),
@@ -171,8 +182,16 @@ export class LeadAgent {
       memory: turn?.memory ?? '',
       uploads: currentUploads(messages),
       canAskClarification: access.clarification,
+      canSeeImages,
     });
   }
+}
+
+/** Whether a run with `access`, on a model that does or does not see pictures, gets the sandbox tool `name`. */
+function isOffered(name: string, access: TurnAccess, seesImages: boolean): boolean {
+  if (name === 'bash') return access.bash;
+  if (name === VIEW_IMAGE) return seesImages;
+  return true;
 }
 
 /**

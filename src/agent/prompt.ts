@@ -68,6 +68,8 @@ export interface SystemPromptParts {
   memory: string;
   uploads: readonly UploadedFileInfo[];
   canAskClarification: boolean;
+  /** The model reads pictures: uploaded ones are shown to it with the message. */
+  canSeeImages?: boolean;
 }
 
 /**
@@ -84,7 +86,7 @@ export function buildSystemPrompt(parts: SystemPromptParts): string {
     );
   }
   for (const block of [parts.skills, parts.activeSkill, parts.memory]) if (block !== '') sections.push(block);
-  if (parts.uploads.length > 0) sections.push(uploadsSection(parts.uploads));
+  if (parts.uploads.length > 0) sections.push(uploadsSection(parts.uploads, parts.canSeeImages === true));
   return sections.join('\n\n');
 }
 
@@ -105,9 +107,16 @@ function workspaceSection(tools: readonly string[]): string {
   return lines.join('\n');
 }
 
-function uploadsSection(uploads: readonly UploadedFileInfo[]): string {
-  const lines = uploads.map(
-    (file) => `- ${file.path} (${file.size} bytes${file.is_image ? ', image' : ''})`,
-  );
-  return ['<current_uploads>', 'The user sent these files with this message:', ...lines, '</current_uploads>'].join('\n');
+function uploadsSection(uploads: readonly UploadedFileInfo[], canSeeImages: boolean): string {
+  const lines = uploads.map((file) => `- ${file.path} (${file.size} bytes${file.is_image ? ', image' : ''})`);
+  const section = ['<current_uploads>', 'The user sent these files with this message:', ...lines];
+  if (uploads.some((file) => file.is_image)) {
+    section.push(
+      canSeeImages
+        ? 'The images are shown to you with the message.'
+        : 'You cannot see images in this conversation: tell the user so if the answer depends on what one shows, and work with what you can learn from the file itself.',
+    );
+  }
+  section.push('</current_uploads>');
+  return section.join('\n');
 }

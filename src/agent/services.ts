@@ -9,8 +9,9 @@ import { ChatModels } from './models.js';
 import { hiddenEntries, probeBubblewrap, resolveIsolation, type SandboxIsolation, sandboxUserFor, systemLayout } from './sandbox/bubblewrap.js';
 import { createContextResolver } from './sandbox/context.js';
 import { SandboxPaths } from './sandbox/paths.js';
-import { type BubblewrapSetup, createSandboxTools } from './sandbox/tools.js';
+import { type BubblewrapSetup, createImageReader, createSandboxTools } from './sandbox/tools.js';
 import { formatActiveSkill, formatAvailableSkills, resolveSlashSkill, SkillRegistry, type SlashSkillResolution } from './skills/index.js';
+import type { ImageReader } from './vision/shown-images.js';
 
 export interface AgentServicesOptions {
   config: Config;
@@ -39,6 +40,8 @@ const CACHED_MEMORY_USERS = 256;
 /** Everything the lead agent works with, built once from the config. */
 export interface AgentServices {
   sandboxTools: StructuredToolInterface[];
+  /** Reads the thread's pictures for models that see them. */
+  readImage: ImageReader;
   /** How the shell is isolated, decided at start (`sandbox.isolation`); logged and in `/health`. */
   sandboxIsolation: SandboxIsolation;
   promptSources: PromptSources;
@@ -81,13 +84,15 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
   const queue = new MemoryQueue({ debounceMs: config.memory.debounce_seconds * 1000, run: (job) => updater.update(job), logger: memoryLogger });
   const learnsFromRuns = config.memory.enabled && config.models.length > 0;
 
+  const resolveContext = createContextResolver({ dataDir, skillsDir, owner });
   return {
     sandboxTools: createSandboxTools({
-      resolveContext: createContextResolver({ dataDir, skillsDir, owner }),
+      resolveContext,
       config: config.sandbox,
       baseEnv: options.environment,
       bubblewrap,
     }),
+    readImage: createImageReader(resolveContext),
     sandboxIsolation: isolation,
     promptSources: {
       skills: async () => formatAvailableSkills(await skills.listEnabled()),

@@ -91,6 +91,8 @@ export interface ModelInfo {
   model: string;
   /** Whether it thinks before answering, where the config sets it (`models[].thinking`). */
   thinking?: 'on' | 'off';
+  /** It reads pictures (`models[].supports_vision`). */
+  supports_vision?: boolean;
 }
 
 export interface RunOptions {

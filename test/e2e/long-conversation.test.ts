@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeOpenAI, lastUserText, requestTokens } from '../fakes/openai/index.js';
-import { FakeTelegram } from '../fakes/telegram/index.js';
+import { lastUserText, requestTokens } from '../fakes/openai/index.js';
 import { answerFromRequest, CODE, isSummaryRequest, summaryOfCodes } from '../helpers/summaries.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { startTelegramChat, type TelegramSetup } from './telegram-setup.js';
 
 /**
  * A Telegram chat that outgrows its model's window, through the real server: the model refuses
@@ -16,15 +15,12 @@ const TURNS = 200;
 const PADDING = 'The quick brown fox jumps over the lazy dog while the band plays on. '.repeat(17);
 const CHAT_ID = 9100;
 
-let telegram: FakeTelegram;
-let model: FakeOpenAI;
-let server: ServerProcess;
+let setup: TelegramSetup | undefined;
 
 describe('a Telegram chat longer than its model’s window', () => {
   beforeAll(async () => {
-    telegram = new FakeTelegram();
-    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
-    model.respond = (request) => {
+    setup = await startTelegramChat(`context_window: ${CONTEXT_WINDOW}`);
+    setup.model.respond = (request) => {
       if (requestTokens(request) > CONTEXT_WINDOW) {
         return { fail: { status: 400, message: `This model's maximum context length is ${CONTEXT_WINDOW} tokens.` } };
       }
@@ -33,22 +29,11 @@ describe('a Telegram chat longer than its model’s window', () => {
       if (asked) return answerFromRequest(request, asked[1] as string);
       return { text: `Noted ${lastUserText(request.messages).match(CODE)?.[0] ?? 'nothing'}. ${PADDING}` };
     };
-    await Promise.all([telegram.start(), model.start()]);
-    const config = `server: { port: 0 }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0, context_window: ${CONTEXT_WINDOW} }
-memory: { enabled: false }
-channels:
-  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`;
-    server = await startServerProcess(['--config', writeConfig(config).path]);
   });
-  afterAll(async () => {
-    await server?.stop();
-    await Promise.all([telegram?.stop(), model?.stop()]);
-  });
+  afterAll(() => setup?.stop());
 
   it('answers every turn, and the first turn’s code at the end, from the summary', async () => {
+    const { telegram, model } = setup as TelegramSetup;
     const ask = async (text: string, answer: (reply: string) => boolean): Promise<string> => {
       const sent = telegram.sendUserMessage({ chatId: CHAT_ID, chatType: 'private', text });
       const reply = await telegram.waitFor(() => {

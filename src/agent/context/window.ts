@@ -25,7 +25,7 @@ export function contextBudget(contextWindow: number, config: Pick<SummarizationC
 /** Tokens a message costs beyond its text: role and separators in the chat template. */
 const MESSAGE_OVERHEAD_TOKENS = 4;
 /** An image part, as OpenAI bills a high-detail 512-pixel tile and its base; providers differ, this errs high. */
-const IMAGE_TOKENS = 1_000;
+export const IMAGE_TOKENS = 1_000;
 
 /** Messages are immutable once in a thread's state, so each is estimated once per process. */
 const estimated = new WeakMap<BaseMessage, number>();

@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
+import { encodeImage, readImageFile } from '../vision/encode.js';
+import { type ImageReader, VIEW_IMAGE, type ViewedImage } from '../vision/shown-images.js';
 import { type BashSandbox, hostToVirtual, runBash } from './bash.js';
 import { bubblewrapArgs, type SandboxUser, type SystemEntry } from './bubblewrap.js';
 import type { SandboxConfig } from './config.js';
@@ -38,11 +40,12 @@ const descriptionField = z
 const pathField = (what: string) => z.string().describe(`The **absolute** path to the ${what}.`);
 
 /**
- * The sandbox tools the agent sees: `bash`, `ls`, `read_file`, `write_file`, `str_replace` and
- * `present_files`. Every tool returns `Error: <message>` text instead of throwing; arguments that
- * fail the schema are turned into an error tool message by LangGraph's `ToolNode`
- * (`handleToolErrors`, on by default). `present_files` answers with content and an artifact
- * `{ filepaths }`: the virtual paths it accepted, for the step that delivers them.
+ * The sandbox tools the agent sees: `bash`, `ls`, `read_file`, `write_file`, `str_replace`,
+ * `present_files` and `view_image` (offered only to models that see pictures). Every tool
+ * returns `Error: <message>` text instead of throwing; arguments that fail the schema are turned
+ * into an error tool message by LangGraph's `ToolNode` (`handleToolErrors`, on by default). `present_files` answers with content and an artifact
+ * `{ filepaths }`: the virtual paths it accepted, for the step that delivers them; `view_image`
+ * one `{ path }`, for the request that shows the picture (`withImagesShown`).
  */
 export function createSandboxTools(options: SandboxToolsOptions): StructuredToolInterface[] {
   const { config } = options;
@@ -217,7 +220,41 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
     },
   );
 
-  return [bash, ls, readFileTool, writeFileTool, strReplace, presentFiles];
+  const readImage = createImageReader(options.resolveContext);
+  const viewImage = tool(
+    async ({ path }, runConfig): Promise<[string, ViewedImage | undefined]> => {
+      let viewed: ViewedImage | undefined;
+      const content = await guard(runConfig, withContext, async ({ paths }) => {
+        const resolved = await paths.resolveVirtual(path, { write: false });
+        // Read and decoded now, so a file that is not a picture is an error here, not in the next request.
+        const image = await readImage(runConfig ?? {}, resolved.virtualPath);
+        viewed = { path: resolved.virtualPath };
+        return `Showing ${resolved.virtualPath} (${image.width}×${image.height} as you see it) in the next message.`;
+      });
+      return [content, viewed];
+    },
+    {
+      name: VIEW_IMAGE,
+      description:
+        'Look at a picture in your workspace (a PNG, JPEG, GIF or WebP you made, downloaded or were sent): it is shown to you right after this call. Pictures the user sends with a message are shown to you without it.',
+      schema: z.object({ path: pathField('picture to look at') }),
+      responseFormat: 'content_and_artifact',
+    },
+  );
+
+  return [bash, ls, readFileTool, writeFileTool, strReplace, presentFiles, viewImage];
+}
+
+/**
+ * Reads a picture at a virtual path of the run's thread, confined to its folders like every
+ * file tool, and encodes it for a model (`encodeImage`).
+ */
+export function createImageReader(resolveContext: (config: RunnableConfig) => SandboxContext): ImageReader {
+  return async (runConfig, virtualPath) => {
+    const { paths } = resolveContext(runConfig);
+    const resolved = await paths.resolveVirtual(virtualPath, { write: false });
+    return encodeImage(await readImageFile(resolved.hostPath, resolved.virtualPath), resolved.virtualPath);
+  };
 }
 
 /** The bubblewrap invocation of one call, its mounts checked now; undefined when unsandboxed. */

@@ -6,7 +6,10 @@ export const modelsCommand: Command = {
   usage: '/models',
   description: 'List available models',
   async run({ runtime }) {
-    const names = runtime.models().map((model) => (model.thinking === undefined ? model.name : `${model.name} (thinking ${model.thinking})`));
+    const names = runtime.models().map((model) => {
+      const traits = [...(model.thinking === undefined ? [] : [`thinking ${model.thinking}`]), ...(model.supports_vision ? ['sees images'] : [])];
+      return traits.length === 0 ? model.name : `${model.name} (${traits.join(', ')})`;
+    });
     return { reply: names.length === 0 ? MESSAGES.noModels : MESSAGES.modelList(names) };
   },
 };

@@ -17,6 +17,7 @@ import { DEFAULT_AGENT_NAME, isDefaultAgent, loadAgentSoul, loadCustomAgentSoul 
 import { type AgentSandboxSettings, loadAgentSandboxSettings } from '../../agent/sandbox/agent-settings.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { SANDBOX_NETWORK_KEY, SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/context.js';
+import type { ImageReader } from '../../agent/vision/shown-images.js';
 import type { Database } from '../../db/index.js';
 import type { TokenUsage } from '../../db/schema/index.js';
 import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
@@ -82,6 +83,8 @@ export interface EmbeddedRuntimeOptions {
   afterRun?: (run: CompletedRun) => void;
   /** How long conversations are kept within their model's window; absent: never summarised. */
   summarization?: SummarizationConfig;
+  /** Reads the pictures shown to models that see them (`models[].supports_vision`); absent: none are. */
+  readImage?: ImageReader;
 }
 
 
@@ -137,6 +140,7 @@ class EmbeddedRuntime implements AgentRuntime {
       checkpointer: this.checkpointer,
       sandboxTools: options.sandboxTools ?? [],
       sources: options.promptSources ?? {},
+      ...(options.readImage === undefined ? {} : { readImage: options.readImage }),
       ...(options.summarization === undefined
         ? {}
         : {
@@ -152,7 +156,12 @@ class EmbeddedRuntime implements AgentRuntime {
   }
 
   models(): ModelInfo[] {
-    return this.options.models.map((m) => ({ name: m.name, model: m.model, ...(m.thinking === undefined ? {} : { thinking: m.thinking }) }));
+    return this.options.models.map((m) => ({
+      name: m.name,
+      model: m.model,
+      ...(m.thinking === undefined ? {} : { thinking: m.thinking }),
+      ...(m.supports_vision === true ? { supports_vision: true } : {}),
+    }));
   }
 
   async createThread(request: CreateThreadRequest = {}): Promise<ThreadInfo> {

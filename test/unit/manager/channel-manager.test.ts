@@ -318,13 +318,17 @@ describe('ChannelManager', () => {
       expect(second).toBe(runtime.threads[1]);
     });
 
-    it('/models lists the configured models, says which think, or says there are none', async () => {
-      runtime.modelNames = ['default', 'fast', 'qwen3'];
-      runtime.modelThinking = { qwen3: 'off' };
+    it('/models lists the configured models, says which think and which see images, or says there are none', async () => {
+      runtime.modelNames = ['default', 'fast', 'qwen3', 'qvl'];
+      runtime.modelThinking = { qwen3: 'off', qvl: 'on' };
+      runtime.modelVision = new Set(['fast', 'qvl']);
       await manager.handle(inbound('/models'), signal);
       runtime.modelNames = [];
       await manager.handle(inbound('/models'), signal);
-      expect(egress.finals).toEqual(['Available models:\n• default\n• fast\n• qwen3 (thinking off)', 'No models configured.']);
+      expect(egress.finals).toEqual([
+        'Available models:\n• default\n• fast (sees images)\n• qwen3 (thinking off)\n• qvl (thinking on, sees images)',
+        'No models configured.',
+      ]);
     });
 
     it.each([

@@ -57,6 +57,8 @@ export class ScriptedRuntime implements AgentRuntime {
   modelNames = ['default'];
   /** Whether each model of `modelNames` thinks, where it is set. */
   modelThinking: Record<string, 'on' | 'off'> = {};
+  /** Models that see images. */
+  modelVision = new Set<string>();
   createThreadDelayMs = 0;
 
   async createThread(): Promise<ThreadInfo> {
@@ -98,7 +100,12 @@ export class ScriptedRuntime implements AgentRuntime {
   }
   async cancelRun(): Promise<void> {}
   models() {
-    return this.modelNames.map((name) => ({ name, model: name, ...(this.modelThinking[name] ? { thinking: this.modelThinking[name] } : {}) }));
+    return this.modelNames.map((name) => ({
+      name,
+      model: name,
+      ...(this.modelThinking[name] ? { thinking: this.modelThinking[name] } : {}),
+      ...(this.modelVision.has(name) ? { supports_vision: true } : {}),
+    }));
   }
   readonly goals = new Map<string, GoalInfo>();
   async getGoal(threadId: string): Promise<GoalInfo | null> {

@@ -47,8 +47,8 @@ async function viaToolNode(name: string, args: Record<string, unknown>): Promise
 }
 
 describe('createSandboxTools', () => {
-  it('exposes exactly the six tools with their model-facing arguments', () => {
-    expect([...tools.keys()]).toEqual(['bash', 'ls', 'read_file', 'write_file', 'str_replace', 'present_files']);
+  it('exposes exactly the seven tools with their model-facing arguments', () => {
+    expect([...tools.keys()]).toEqual(['bash', 'ls', 'read_file', 'write_file', 'str_replace', 'present_files', 'view_image']);
     const keys = (name: string) => Object.keys((tools.get(name)!.schema as { shape: object }).shape);
     expect(keys('bash')).toEqual(['description', 'command']);
     expect(keys('ls')).toEqual(['description', 'path']);
@@ -56,6 +56,7 @@ describe('createSandboxTools', () => {
     expect(keys('write_file')).toEqual(['description', 'path', 'content', 'append']);
     expect(keys('str_replace')).toEqual(['description', 'path', 'old_str', 'new_str', 'replace_all']);
     expect(keys('present_files')).toEqual(['filepaths']);
+    expect(keys('view_image')).toEqual(['path']);
   });
 
   it('round-trips write_file and read_file, with append and line ranges', async () => {

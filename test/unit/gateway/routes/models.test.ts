@@ -8,13 +8,14 @@ afterEach(async () => {
 });
 
 describe('GET /api/models', () => {
-  it('lists models by name, model id and thinking only', async () => {
+  it('lists models by name, model id, thinking and whether they see images, nothing else', async () => {
     const built = await buildTestApp();
     app = built.app;
     built.runtime.modelList = [
       { name: 'default', model: 'gpt-4o-mini' },
       { name: 'local', model: 'llama3', base_url: 'http://x', api_key: 'sk-secret' } as never,
       { name: 'qwen3', model: 'qwen3-32b', thinking: 'on' },
+      { name: 'vision', model: 'gpt-4o', supports_vision: true },
     ];
     const response = await app.inject({ method: 'GET', url: '/api/models' });
     expect(response.statusCode).toBe(200);
@@ -23,6 +24,7 @@ describe('GET /api/models', () => {
         { name: 'default', model: 'gpt-4o-mini' },
         { name: 'local', model: 'llama3' },
         { name: 'qwen3', model: 'qwen3-32b', thinking: 'on' },
+        { name: 'vision', model: 'gpt-4o', supports_vision: true },
       ],
     });
   });
