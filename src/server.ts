@@ -87,7 +87,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     isSoleProcess,
     maxBackgroundRuns: config.channels.max_background_runs,
     chatModels: agent.chatModels,
-    sandboxTools: agent.sandboxTools,
+    tools: [...agent.sandboxTools, ...agent.webTools],
     bashAccess: config.sandbox.bash_access,
     shellIsolation: { isShellIsolated: agent.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: agent.sandboxIsolation.isExplicit },
     promptSources: agent.promptSources,

@@ -61,8 +61,8 @@ export interface LeadAgentOptions {
   soul: string;
   chatModels: ChatModels;
   checkpointer: BaseCheckpointSaver;
-  /** The sandbox tools (`bash` among them); empty when the server runs without a sandbox. */
-  sandboxTools: readonly StructuredToolInterface[];
+  /** The agent's tools: the sandbox's (`bash` among them, offered by access) and the web's; `ask_clarification` is added here. */
+  tools: readonly StructuredToolInterface[];
   sources: PromptSources;
   /** Keeps long conversations within their model's window; absent: requests carry the whole history. */
   context?: ContextKeeper;
@@ -161,7 +161,7 @@ export class LeadAgent {
   }
 
   private toolsFor(access: TurnAccess, model: ModelConfig): StructuredToolInterface[] {
-    const tools = this.options.sandboxTools.filter((tool) => isOffered(tool.name, access, this.seesImages(model)));
+    const tools = this.options.tools.filter((tool) => isOffered(tool.name, access, this.seesImages(model)));
     return access.clarification ? [...tools, createClarificationTool()] : tools;
   }
 
@@ -172,7 +172,7 @@ export class LeadAgent {
   private systemPrompt(messages: BaseMessage[], config: RunnableConfig, canSeeImages: boolean): string {
     const turn = config.configurable?.[TURN_KEY] as TurnContext | undefined;
     const access = turn?.access ?? { bash: false, clarification: false };
-    const toolNames = this.options.sandboxTools.map((tool) => tool.name).filter((name) => isOffered(name, access, canSeeImages));
+    const toolNames = this.options.tools.map((tool) => tool.name).filter((name) => isOffered(name, access, canSeeImages));
     return buildSystemPrompt({
       soul: turn?.soul ?? this.options.soul,
       now: this.now(),

@@ -12,6 +12,7 @@ import { SandboxPaths } from './sandbox/paths.js';
 import { type BubblewrapSetup, createImageReader, createSandboxTools } from './sandbox/tools.js';
 import { formatActiveSkill, formatAvailableSkills, resolveSlashSkill, SkillRegistry, type SlashSkillResolution } from './skills/index.js';
 import type { ImageReader } from './vision/shown-images.js';
+import { createWebTools } from './web/tools.js';
 
 export interface AgentServicesOptions {
   config: Config;
@@ -40,6 +41,8 @@ const CACHED_MEMORY_USERS = 256;
 /** Everything the lead agent works with, built once from the config. */
 export interface AgentServices {
   sandboxTools: StructuredToolInterface[];
+  /** `web_search` and `web_fetch`, as `web:` configures them; empty when it configures neither. */
+  webTools: StructuredToolInterface[];
   /** Reads the thread's pictures for models that see them. */
   readImage: ImageReader;
   /** How the shell is isolated, decided at start (`sandbox.isolation`); logged and in `/health`. */
@@ -59,7 +62,8 @@ export interface AgentServices {
 }
 
 /**
- * Sandbox, skills, memory and goals, wired from `sandbox:`, `skills:`, `memory:` and `goals:`.
+ * Sandbox, web tools, skills, memory and goals, wired from `sandbox:`, `web:`, `skills:`,
+ * `memory:` and `goals:`.
  * Probes bubblewrap once (unless `sandbox.isolation: none`).
  *
  * @throws ConfigError when `sandbox.isolation: bubblewrap` and bubblewrap does not work here.
@@ -92,6 +96,7 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
       baseEnv: options.environment,
       bubblewrap,
     }),
+    webTools: createWebTools(config.web),
     readImage: createImageReader(resolveContext),
     sandboxIsolation: isolation,
     promptSources: {

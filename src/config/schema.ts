@@ -5,6 +5,7 @@ import { summarizationConfigSchema } from '../agent/context/config.js';
 import { goalsConfigSchema } from '../agent/goals/config.js';
 import { memoryConfigSchema } from '../agent/memory/config.js';
 import { sandboxConfigSchema } from '../agent/sandbox/config.js';
+import { webConfigSchema } from '../agent/web/config.js';
 import { intakeConfigShape } from '../bus/config.js';
 import type { ChannelDefinition } from '../channel/types.js';
 import { databaseConfigSchema } from '../db/config.js';
@@ -53,6 +54,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
     sandbox: sandboxConfigSchema,
     memory: memoryConfigSchema,
     summarization: summarizationConfigSchema,
+    web: webConfigSchema,
     goals: goalsConfigSchema,
     skills: z
       .strictObject({

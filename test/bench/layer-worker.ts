@@ -119,7 +119,7 @@ async function openLayer(): Promise<Answer> {
       logger,
       isSoleProcess: database.kind === 'pglite',
       chatModels: services.chatModels,
-      sandboxTools: services.sandboxTools,
+      tools: [...services.sandboxTools, ...services.webTools],
       bashAccess: config.sandbox.bash_access,
       shellIsolation: { isShellIsolated: services.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: services.sandboxIsolation.isExplicit },
       promptSources: services.promptSources,
@@ -143,7 +143,7 @@ async function openLayer(): Promise<Answer> {
     soul: await loadAgentSoul(AGENTS_DIR, 'lead'),
     chatModels: services.chatModels,
     checkpointer: spec.layer === 'graph-memory' ? new MemorySaver() : new DrizzleCheckpointSaver(database.db),
-    sandboxTools: services.sandboxTools,
+    tools: [...services.sandboxTools, ...services.webTools],
     sources: services.promptSources,
     logger,
   });

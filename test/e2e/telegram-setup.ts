@@ -12,10 +12,11 @@ export interface TelegramSetup {
 
 /**
  * The real server with Telegram alone, against a fake Bot API and a fake model whose one entry
- * under `models:` has `modelFields` added (YAML flow-map fields, e.g. `context_window: 8192`).
- * Memory is off: these tests count the model's requests.
+ * under `models:` has `modelFields` added (YAML flow-map fields, e.g. `context_window: 8192`);
+ * `extraConfig` is appended at the top level (whole YAML sections). Memory is off: these tests
+ * count the model's requests.
  */
-export async function startTelegramChat(modelFields: string): Promise<TelegramSetup> {
+export async function startTelegramChat(modelFields = '', extraConfig = ''): Promise<TelegramSetup> {
   const telegram = new FakeTelegram();
   const model = new FakeOpenAI({ apiKey: 'sk-e2e' });
   let server: ServerProcess | undefined;
@@ -27,11 +28,11 @@ export async function startTelegramChat(modelFields: string): Promise<TelegramSe
     await Promise.all([telegram.start(), model.start()]);
     const config = `server: { port: 0 }
 models:
-  - { name: default, model: gpt-4o, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0, ${modelFields} }
+  - { name: default, model: gpt-4o, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0${modelFields === '' ? '' : `, ${modelFields}`} }
 memory: { enabled: false }
 channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`;
+${extraConfig}`;
     server = await startServerProcess(['--config', writeConfig(config).path]);
     return { telegram, model, server, stop };
   } catch (error) {

@@ -62,8 +62,8 @@ export interface EmbeddedRuntimeOptions {
   maxBackgroundRuns?: number;
   /** Default recursion limit of a run; default 100 (reference §4.5). */
   recursionLimit?: number;
-  /** The sandbox tools; absent = the agent only talks (and may ask a clarification question). */
-  sandboxTools?: readonly StructuredToolInterface[];
+  /** The agent's tools (the sandbox's, the web's); absent = the agent only talks (and may ask a clarification question). */
+  tools?: readonly StructuredToolInterface[];
   /** Who gets `bash` (see `BashAccess`); default `trusted`. */
   bashAccess?: BashAccess;
   /**
@@ -138,7 +138,7 @@ class EmbeddedRuntime implements AgentRuntime {
       soul,
       chatModels: this.chatModels,
       checkpointer: this.checkpointer,
-      sandboxTools: options.sandboxTools ?? [],
+      tools: options.tools ?? [],
       sources: options.promptSources ?? {},
       ...(options.readImage === undefined ? {} : { readImage: options.readImage }),
       ...(options.summarization === undefined

@@ -83,7 +83,7 @@ describe('goals, memory and skills through the embedded runtime', () => {
       models: config.models,
       agentsDir: AGENTS_DIR,
       logger: silentLogger(),
-      sandboxTools: services.sandboxTools,
+      tools: services.sandboxTools,
       promptSources: services.promptSources,
       memoryStore: services.memoryStore,
       goals: services.goals,

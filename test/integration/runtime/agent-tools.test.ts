@@ -61,7 +61,7 @@ describe('the lead agent with its sandbox, through the embedded runtime', () => 
       models,
       agentsDir: AGENTS_DIR,
       logger: silentLogger(),
-      sandboxTools: createSandboxTools({
+      tools: createSandboxTools({
         resolveContext: createContextResolver({ dataDir, skillsDir: join(dataDir, 'no-skills') }),
         config: sandboxConfigSchema.parse({ bash_timeout_seconds: timeoutSeconds, max_output_chars: 2000 }),
         baseEnv: {

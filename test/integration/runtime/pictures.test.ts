@@ -85,7 +85,7 @@ describe('pictures through the embedded runtime', () => {
       models,
       agentsDir: AGENTS_DIR,
       logger: silentLogger(),
-      sandboxTools: createSandboxTools({ resolveContext, config: sandboxConfigSchema.parse({}), baseEnv: { PATH: process.env.PATH } }),
+      tools: createSandboxTools({ resolveContext, config: sandboxConfigSchema.parse({}), baseEnv: { PATH: process.env.PATH } }),
       readImage: createImageReader(resolveContext),
     });
     // A 3,000 × 2,000 photo: larger than any provider takes.

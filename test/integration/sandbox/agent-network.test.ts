@@ -48,7 +48,7 @@ describe.skipIf(process.platform !== 'linux')('per-agent sandbox.network, throug
       models: [{ name: 'default', model: 'gpt-4o-mini', base_url: model.baseURL, api_key: 'sk-test', timeout_seconds: 30, max_retries: 0 }],
       agentsDir,
       logger: silentLogger(),
-      sandboxTools: createSandboxTools({
+      tools: createSandboxTools({
         resolveContext: createContextResolver({ dataDir: join(root, 'data'), skillsDir: join(root, 'skills'), owner: user }),
         config: sandboxConfigSchema.parse({ bash_timeout_seconds: 20 }),
         baseEnv: { PATH: process.env.PATH },
