@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ConfigError } from '../../errors.js';
-import { showUrl, WebFetchError } from './guarded-fetch.js';
+import { showUrl, WebFetchError } from './errors.js';
 
 export interface AddressPolicyOptions {
   /**

@@ -1,37 +1,9 @@
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, fetch, type Response } from 'undici';
-import { AppError, type AppErrorOptions, type ErrorCode } from '../../errors.js';
 import type { AddressPolicy } from './address-policy.js';
+import { MAX_SHOWN_URL_CHARS, showUrl, WebFetchError } from './errors.js';
 
-/**
- * Why a fetch did not return a page: `refused` by the address policy (or too many redirects),
- * `invalid` URL, `failed` on the network, `timeout`, or `cancelled` by the caller's signal.
- */
-export type WebFetchFailure = 'refused' | 'invalid' | 'failed' | 'timeout' | 'cancelled';
-
-const FAILURE_CODES: Readonly<Record<WebFetchFailure, { code: ErrorCode; status: number }>> = {
-  refused: { code: 'FORBIDDEN', status: 403 },
-  invalid: { code: 'BAD_REQUEST', status: 400 },
-  failed: { code: 'UNPROCESSABLE', status: 502 },
-  timeout: { code: 'UNPROCESSABLE', status: 504 },
-  cancelled: { code: 'RUN_CANCELLED', status: 409 },
-};
-
-/**
- * A URL the server would not or could not fetch. The message goes to the model as it is, so it
- * says plainly why and holds nothing of the host: no paths, no stack, no library text.
- */
-export class WebFetchError extends AppError {
-  readonly failure: WebFetchFailure;
-
-  constructor(failure: WebFetchFailure, message: string, options: AppErrorOptions = {}) {
-    const { code, status } = FAILURE_CODES[failure];
-    super(code, message, { status, userMessage: message, ...options });
-    this.name = 'WebFetchError';
-    this.failure = failure;
-  }
-}
 
 export interface GuardedFetchOptions {
   /** Decides which URLs and which resolved addresses may be connected to. */
@@ -65,8 +37,6 @@ const DEFAULT_MAX_REDIRECTS = 5;
 const DEFAULT_USER_AGENT = 'deerflow-channels (+https://github.com/)';
 const ACCEPT = 'text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.5';
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** Enough of a URL to recognise it in an error message, short enough that a huge one cannot flood it. */
-const MAX_SHOWN_URL_CHARS = 200;
 
 /**
  * Fetches a URL the model chose, without letting it reach the server's own networks (SSRF): the
@@ -113,11 +83,6 @@ export async function guardedFetch(url: string, options: GuardedFetchOptions): P
   }
 }
 
-/** A URL for an error message: without query and fragment (they may carry tokens), and shortened. */
-export function showUrl(url: URL): string {
-  const shown = `${url.origin}${url.pathname}`;
-  return shown.length > MAX_SHOWN_URL_CHARS ? `${shown.slice(0, MAX_SHOWN_URL_CHARS)}…` : shown;
-}
 
 function parseUrl(text: string, base?: URL): URL {
   try {
@@ -278,3 +243,5 @@ function formatSeconds(ms: number): string {
   const seconds = Math.round(ms / 100) / 10;
   return `${seconds} ${seconds === 1 ? 'second' : 'seconds'}`;
 }
+
+export { showUrl, WebFetchError, type WebFetchFailure } from './errors.js';

@@ -1,6 +1,6 @@
 import { isProbablyReaderable, Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { AppError, type AppErrorOptions } from '../../errors.js';
+import { UnreadablePageError } from './errors.js';
 
 /** A web page as text for the model. */
 export interface ReadablePage {
@@ -23,21 +23,6 @@ export interface ReadablePageInput {
   maxChars: number;
 }
 
-/**
- * A page whose type is not text (an image, a PDF, a binary). The message goes to the model as it
- * is, so it says plainly what the page was.
- */
-export class UnreadablePageError extends AppError {
-  /** The media type that could not be read, `''` when the server sent none. */
-  readonly mediaType: string;
-
-  constructor(mediaType: string, options: AppErrorOptions = {}) {
-    const message = `${mediaType === '' ? 'binary (untyped)' : mediaType} pages cannot be read as text`;
-    super('UNPROCESSABLE', message, { status: 415, userMessage: message, ...options });
-    this.name = 'UnreadablePageError';
-    this.mediaType = mediaType;
-  }
-}
 
 /**
  * A fetched page as text a model can read. HTML goes through Readability (the Firefox reader
@@ -522,3 +507,5 @@ function collapseSpaces(text: string): string {
 function collapse(text: string): string {
   return collapseSpaces(text).trim();
 }
+
+export { UnreadablePageError } from './errors.js';

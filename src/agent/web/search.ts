@@ -1,5 +1,6 @@
 import { fetch, type RequestInit } from 'undici';
-import { AppError, type AppErrorOptions, ConfigError, type ErrorCode } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
+import { SearchError } from './errors.js';
 
 /** One web search hit, as the model gets it. */
 export interface SearchResult {
@@ -31,35 +32,6 @@ export interface SearchProviderConfig {
   timeout_seconds: number;
 }
 
-/**
- * Why a search gave no results: the provider `refused` the key (or the request), is
- * `rate_limited`, is `unreachable` (down, 5xx, network, timeout), answered `malformed`, or the
- * caller `cancelled`.
- */
-export type SearchFailure = 'refused' | 'rate_limited' | 'unreachable' | 'malformed' | 'cancelled';
-
-const FAILURE_CODES: Readonly<Record<SearchFailure, { code: ErrorCode; status: number }>> = {
-  refused: { code: 'UNPROCESSABLE', status: 502 },
-  rate_limited: { code: 'RATE_LIMITED', status: 503 },
-  unreachable: { code: 'UNPROCESSABLE', status: 502 },
-  malformed: { code: 'UNPROCESSABLE', status: 502 },
-  cancelled: { code: 'RUN_CANCELLED', status: 409 },
-};
-
-/**
- * A search that failed. The message goes to the model as it is, which may relay it: a plain
- * sentence that never holds the API key, the provider's address or the provider's own text.
- */
-export class SearchError extends AppError {
-  readonly failure: SearchFailure;
-
-  constructor(failure: SearchFailure, message: string, options: AppErrorOptions = {}) {
-    const { code, status } = FAILURE_CODES[failure];
-    super(code, message, { status, userMessage: message, ...options });
-    this.name = 'SearchError';
-    this.failure = failure;
-  }
-}
 
 const TAVILY_BASE_URL = 'https://api.tavily.com';
 const MAX_SNIPPET_CHARS = 500;
@@ -226,3 +198,5 @@ function shorten(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   return `${text.slice(0, maxChars - 1).replace(/[\uD800-\uDBFF]$/, '')}…`;
 }
+
+export { SearchError, type SearchFailure } from './errors.js';

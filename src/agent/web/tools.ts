@@ -3,9 +3,15 @@ import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { AddressPolicy } from './address-policy.js';
 import type { WebConfig } from './config.js';
-import { guardedFetch, WebFetchError } from './guarded-fetch.js';
-import { readablePage, UnreadablePageError } from './readable.js';
-import { createSearchProvider, SearchError } from './search.js';
+import { SearchError, UnreadablePageError, WebFetchError } from './errors.js';
+import type { SearchProvider } from './search.js';
+
+/**
+ * The HTTP client, the HTML parser and Readability are loaded with the first search or fetch:
+ * together they cost a start ~0.5 s and ~45 MiB, which a server without web tools never pays.
+ */
+const loadFetching = () => Promise.all([import('./guarded-fetch.js'), import('./readable.js')]);
+const loadSearch = () => import('./search.js');
 
 export const WEB_SEARCH = 'web_search';
 export const WEB_FETCH = 'web_fetch';
@@ -24,12 +30,13 @@ export function createWebTools(config: WebConfig): StructuredToolInterface[] {
   const tools: StructuredToolInterface[] = [];
   const searchConfig = config.search;
   if (searchConfig !== undefined) {
-    const provider = createSearchProvider(searchConfig);
+    let provider: Promise<SearchProvider> | undefined;
     tools.push(
       tool(
         async ({ query }, runConfig?: RunnableConfig) =>
           answer(async () => {
-            const results = await provider.search(query, { maxResults: searchConfig.max_results, ...signalOf(runConfig) });
+            provider ??= loadSearch().then(({ createSearchProvider }) => createSearchProvider(searchConfig));
+            const results = await (await provider).search(query, { maxResults: searchConfig.max_results, ...signalOf(runConfig) });
             if (results.length === 0) return `No results for ${JSON.stringify(query)}.`;
             const lines = results.map((result, i) => `${i + 1}. ${result.title}\n   ${result.url}\n   ${result.snippet}`.replaceAll('</web_search_results', '<\\/web_search_results'));
             return `<web_search_results query=${JSON.stringify(query)}>\n${UNTRUSTED_NOTE}\n\n${lines.join('\n\n')}\n</web_search_results>`;
@@ -49,6 +56,7 @@ export function createWebTools(config: WebConfig): StructuredToolInterface[] {
       tool(
         async ({ url }, runConfig?: RunnableConfig) =>
           answer(async () => {
+            const [{ guardedFetch }, { readablePage }] = await loadFetching();
             const page = await guardedFetch(url, {
               policy,
               maxBytes: fetchConfig.max_download_bytes,

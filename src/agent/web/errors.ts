@@ -1,0 +1,87 @@
+import { AppError, type AppErrorOptions, type ErrorCode } from '../../errors.js';
+
+/** The web tools' errors: each message goes to the model as it is, and holds no key, path or library text. */
+
+/** Enough of a URL to recognise it in an error message, short enough that a huge one cannot flood it. */
+export const MAX_SHOWN_URL_CHARS = 200;
+
+/**
+ * Why a fetch did not return a page: `refused` by the address policy (or too many redirects),
+ * `invalid` URL, `failed` on the network, `timeout`, or `cancelled` by the caller's signal.
+ */
+export type WebFetchFailure = 'refused' | 'invalid' | 'failed' | 'timeout' | 'cancelled';
+
+const FETCH_FAILURES: Readonly<Record<WebFetchFailure, { code: ErrorCode; status: number }>> = {
+  refused: { code: 'FORBIDDEN', status: 403 },
+  invalid: { code: 'BAD_REQUEST', status: 400 },
+  failed: { code: 'UNPROCESSABLE', status: 502 },
+  timeout: { code: 'UNPROCESSABLE', status: 504 },
+  cancelled: { code: 'RUN_CANCELLED', status: 409 },
+};
+
+/**
+ * A URL the server would not or could not fetch. The message goes to the model as it is, so it
+ * says plainly why and holds nothing of the host: no paths, no stack, no library text.
+ */
+export class WebFetchError extends AppError {
+  readonly failure: WebFetchFailure;
+
+  constructor(failure: WebFetchFailure, message: string, options: AppErrorOptions = {}) {
+    const { code, status } = FETCH_FAILURES[failure];
+    super(code, message, { status, userMessage: message, ...options });
+    this.name = 'WebFetchError';
+    this.failure = failure;
+  }
+}
+
+/** A URL for an error message: without query and fragment (they may carry tokens), and shortened. */
+export function showUrl(url: URL): string {
+  const shown = `${url.origin}${url.pathname}`;
+  return shown.length > MAX_SHOWN_URL_CHARS ? `${shown.slice(0, MAX_SHOWN_URL_CHARS)}…` : shown;
+}
+
+/**
+ * Why a search gave no results: the provider `refused` the key (or the request), is
+ * `rate_limited`, is `unreachable` (down, 5xx, network, timeout), answered `malformed`, or the
+ * caller `cancelled`.
+ */
+export type SearchFailure = 'refused' | 'rate_limited' | 'unreachable' | 'malformed' | 'cancelled';
+
+const SEARCH_FAILURES: Readonly<Record<SearchFailure, { code: ErrorCode; status: number }>> = {
+  refused: { code: 'UNPROCESSABLE', status: 502 },
+  rate_limited: { code: 'RATE_LIMITED', status: 503 },
+  unreachable: { code: 'UNPROCESSABLE', status: 502 },
+  malformed: { code: 'UNPROCESSABLE', status: 502 },
+  cancelled: { code: 'RUN_CANCELLED', status: 409 },
+};
+
+/**
+ * A search that failed. The message goes to the model as it is, which may relay it: a plain
+ * sentence that never holds the API key, the provider's address or the provider's own text.
+ */
+export class SearchError extends AppError {
+  readonly failure: SearchFailure;
+
+  constructor(failure: SearchFailure, message: string, options: AppErrorOptions = {}) {
+    const { code, status } = SEARCH_FAILURES[failure];
+    super(code, message, { status, userMessage: message, ...options });
+    this.name = 'SearchError';
+    this.failure = failure;
+  }
+}
+
+/**
+ * A page whose type is not text (an image, a PDF, a binary). The message goes to the model as it
+ * is, so it says plainly what the page was.
+ */
+export class UnreadablePageError extends AppError {
+  /** The media type that could not be read, `''` when the server sent none. */
+  readonly mediaType: string;
+
+  constructor(mediaType: string, options: AppErrorOptions = {}) {
+    const message = `${mediaType === '' ? 'binary (untyped)' : mediaType} pages cannot be read as text`;
+    super('UNPROCESSABLE', message, { status: 415, userMessage: message, ...options });
+    this.name = 'UnreadablePageError';
+    this.mediaType = mediaType;
+  }
+}
