@@ -8,7 +8,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createClarificationTool } from './clarification.js';
 import type { ModelConfig } from './config.js';
-import type { ContextKeeper } from './context/keeper.js';
+import { type ContextKeeper, type FittedHistory, withSummary } from './context/keeper.js';
 import { IMAGE_TOKENS, messageTokens } from './context/window.js';
 import { withInterruptedToolCallsClosed } from './interrupted-tool-calls.js';
 import { buildLeadGraph, type LeadGraph, type LeadStateValues, type ModelRequest } from './lead-graph.js';
@@ -114,20 +114,20 @@ export class LeadAgent {
     const seesImages = this.seesImages(model);
     const system = new SystemMessage(this.systemPrompt(state.messages, config, seesImages));
     const context = this.options.context;
-    const fitted = context
+    const fitted: FittedHistory = context
       ? await context.fit({
           model,
-          fixedTokens: messageTokens(system) + toolTokens + (seesImages ? imagesShownCount(state.messages) * IMAGE_TOKENS : 0),
+          fixedTokens: () => messageTokens(system) + toolTokens + (seesImages ? imagesShownCount(state.messages) * IMAGE_TOKENS : 0),
           summary: state.summary,
           messages: state.messages,
           threadId: config.configurable?.thread_id as string | undefined,
           ...(config.signal ? { signal: config.signal } : {}),
         })
-      : { messages: state.messages };
+      : { messages: withSummary(state.summary, state.messages) };
     const history = withInterruptedToolCallsClosed(fitted.messages);
     const { readImage } = this.options;
     const messages = [system, ...(seesImages && readImage ? await withImagesShown(history, readImage, config) : history)];
-    if (!('folded' in fitted) || fitted.folded === undefined) return { messages };
+    if (fitted.folded === undefined) return { messages };
     return {
       messages,
       update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...fitted.folded.kept], summary: fitted.folded.summary },

@@ -17,8 +17,11 @@ export interface ContextKeeperOptions {
 
 export interface FitInput {
   model: ModelConfig;
-  /** Estimated tokens of what every request carries besides the history: system prompt, tool definitions. */
-  fixedTokens: number;
+  /**
+   * Estimated tokens of what every request carries besides the history (system prompt, tool
+   * definitions, pictures); asked only for a model with a window, so other models pay nothing.
+   */
+  fixedTokens: () => number;
   /** The thread's summary of its folded turns; absent before the first fold. */
   summary: string | undefined;
   /** The thread's messages (the turns not folded yet). */
@@ -71,11 +74,12 @@ export class ContextKeeper {
     const window = this.isActive(input.model) ? input.model.context_window : undefined;
     if (window === undefined) return { messages: withSummary(input.summary, [...messages]) };
     const budget = contextBudget(window, this.options.config);
-    if (input.fixedTokens + summaryTokens(input.summary) + messagesTokens(messages) <= budget.input) {
+    const fixedTokens = input.fixedTokens();
+    if (fixedTokens + summaryTokens(input.summary) + messagesTokens(messages) <= budget.input) {
       return { messages: withSummary(input.summary, [...messages]) };
     }
     // The newest turns may fill their share of what the prompt and a full summary leave.
-    const keepTokens = Math.max(0, Math.floor((budget.input - input.fixedTokens - budget.summary) * budget.keepShare));
+    const keepTokens = Math.max(0, Math.floor((budget.input - fixedTokens - budget.summary) * budget.keepShare));
     const cut = firstKeptIndex(messages, keepTokens);
     let folded: FittedHistory['folded'];
     if (cut > 0 && this.mayFold(input.threadId)) {
@@ -97,7 +101,7 @@ export class ContextKeeper {
       }
     }
     const summary = folded?.summary ?? input.summary;
-    const room = budget.input - input.fixedTokens - summaryTokens(summary);
+    const room = budget.input - fixedTokens - summaryTokens(summary);
     let kept = folded?.kept ?? [...messages];
     if (folded === undefined) kept = kept.slice(firstKeptIndex(kept, room));
     return { messages: withSummary(summary, withToolResultsShortened(kept, room)), ...(folded ? { folded } : {}) };
@@ -164,7 +168,8 @@ export class ContextKeeper {
   }
 }
 
-function withSummary(summary: string | undefined, messages: BaseMessage[]): BaseMessage[] {
+/** The history as a model reads it: the summary of the folded turns first, when there is one. */
+export function withSummary(summary: string | undefined, messages: BaseMessage[]): BaseMessage[] {
   return summary ? [summaryMessage(summary), ...messages] : messages;
 }
 

@@ -48,7 +48,7 @@ beforeEach(() => {
 describe('ContextKeeper', () => {
   it('leaves a history that fits as it is, with the summary first', async () => {
     const messages = HISTORY.slice(0, 2);
-    const fitted = await keeper.fit({ model, fixedTokens: 500, summary: 'Earlier: hello.', messages, threadId: 't' });
+    const fitted = await keeper.fit({ model, fixedTokens: () => 500, summary: 'Earlier: hello.', messages, threadId: 't' });
     expect(fitted.folded).toBeUndefined();
     expect(fitted.messages.slice(1)).toEqual(messages);
     expect(String(fitted.messages[0]?.content)).toContain('Earlier: hello.');
@@ -56,7 +56,7 @@ describe('ContextKeeper', () => {
   });
 
   it('folds the oldest turns into the summary and keeps the newest within the budget', async () => {
-    const fitted = await keeper.fit({ model, fixedTokens: 500, summary: undefined, messages: HISTORY, threadId: 't' });
+    const fitted = await keeper.fit({ model, fixedTokens: () => 500, summary: undefined, messages: HISTORY, threadId: 't' });
     expect(fitted.folded?.summary).toBe('They talked about eight things.');
     expect(fitted.folded?.kept.at(-1)).toBe(HISTORY.at(-1));
     expect(fitted.folded?.kept[0]?.getType()).toBe('human');
@@ -73,28 +73,28 @@ describe('ContextKeeper', () => {
 
   it('after a failed fold, asks the summariser again only a minute later, and fits the request meanwhile', async () => {
     summariserFails = true;
-    const first = await keeper.fit({ model, fixedTokens: 500, summary: undefined, messages: HISTORY, threadId: 't' });
+    const first = await keeper.fit({ model, fixedTokens: () => 500, summary: undefined, messages: HISTORY, threadId: 't' });
     expect(first.folded).toBeUndefined();
     expect(500 + messagesTokens(first.messages)).toBeLessThanOrEqual(3_072);
     expect(summaryRequests()).toHaveLength(1);
 
     clock += 59_000;
-    await keeper.fit({ model, fixedTokens: 500, summary: undefined, messages: HISTORY, threadId: 't' });
+    await keeper.fit({ model, fixedTokens: () => 500, summary: undefined, messages: HISTORY, threadId: 't' });
     expect(summaryRequests()).toHaveLength(1);
     // Another thread is not held back by this one's failure.
-    await keeper.fit({ model, fixedTokens: 500, summary: undefined, messages: HISTORY, threadId: 'other' });
+    await keeper.fit({ model, fixedTokens: () => 500, summary: undefined, messages: HISTORY, threadId: 'other' });
     expect(summaryRequests()).toHaveLength(2);
 
     summariserFails = false;
     clock += 1_000;
-    const later = await keeper.fit({ model, fixedTokens: 500, summary: undefined, messages: HISTORY, threadId: 't' });
+    const later = await keeper.fit({ model, fixedTokens: () => 500, summary: undefined, messages: HISTORY, threadId: 't' });
     expect(summaryRequests().length).toBeGreaterThan(2);
     expect(later.folded?.summary).toBe('They talked about eight things.');
   });
 
   it('does nothing for a model without a context window', async () => {
     const unbounded = { ...model, context_window: undefined };
-    const fitted = await keeper.fit({ model: unbounded, fixedTokens: 500, summary: undefined, messages: HISTORY, threadId: 't' });
+    const fitted = await keeper.fit({ model: unbounded, fixedTokens: () => 500, summary: undefined, messages: HISTORY, threadId: 't' });
     expect(fitted.messages).toEqual(HISTORY);
     expect(summaryRequests()).toHaveLength(0);
   });
