@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { encodeImage, readImageFile } from '../vision/encode.js';
+import { encodeImageFile } from '../vision/encode.js';
 import { type ImageReader, VIEW_IMAGE, type ViewedImage } from '../vision/shown-images.js';
 import { type BashSandbox, hostToVirtual, runBash } from './bash.js';
 import { bubblewrapArgs, type SandboxUser, type SystemEntry } from './bubblewrap.js';
@@ -220,14 +220,13 @@ export function createSandboxTools(options: SandboxToolsOptions): StructuredTool
     },
   );
 
-  const readImage = createImageReader(options.resolveContext);
   const viewImage = tool(
     async ({ path }, runConfig): Promise<[string, ViewedImage | undefined]> => {
       let viewed: ViewedImage | undefined;
       const content = await guard(runConfig, withContext, async ({ paths }) => {
         const resolved = await paths.resolveVirtual(path, { write: false });
         // Read and decoded now, so a file that is not a picture is an error here, not in the next request.
-        const image = await readImage(runConfig ?? {}, resolved.virtualPath);
+        const image = await encodeImageFile(resolved.hostPath, resolved.virtualPath);
         viewed = { path: resolved.virtualPath };
         return `Showing ${resolved.virtualPath} (${image.width}×${image.height} as you see it) in the next message.`;
       });
@@ -253,7 +252,7 @@ export function createImageReader(resolveContext: (config: RunnableConfig) => Sa
   return async (runConfig, virtualPath) => {
     const { paths } = resolveContext(runConfig);
     const resolved = await paths.resolveVirtual(virtualPath, { write: false });
-    return encodeImage(await readImageFile(resolved.hostPath, resolved.virtualPath), resolved.virtualPath);
+    return encodeImageFile(resolved.hostPath, resolved.virtualPath);
   };
 }
 

@@ -63,17 +63,31 @@ export async function encodeImage(bytes: Uint8Array, virtualPath: string): Promi
   }
 }
 
+/** Pictures encoded lately, by file and version: `view_image` checks one, and the next request shows the same. */
+const recentlyEncoded = new Map<string, Promise<EncodedImage>>();
+const RECENTLY_ENCODED_MAX = 16;
+
 /**
- * The bytes of the file at `hostPath` (already resolved inside the sandbox), at most
- * {@link IMAGE_LIMITS}.maxFileBytes.
+ * The picture at `hostPath` (already resolved inside the sandbox) encoded for a model; the same
+ * file unchanged since (same size and modification time) is read and decoded once.
  *
- * @throws SandboxError when it is larger, a folder, or cannot be read.
+ * @throws SandboxError when it is over {@link IMAGE_LIMITS}.maxFileBytes, a folder, unreadable,
+ *   or not a picture (see {@link encodeImage}).
  */
-export async function readImageFile(hostPath: string, virtualPath: string): Promise<Uint8Array> {
+export async function encodeImageFile(hostPath: string, virtualPath: string): Promise<EncodedImage> {
   const info = await statOrExplain(hostPath, virtualPath);
   if (!info.isFile()) throw new SandboxError(`${showPath(virtualPath)} is not a file`);
   if (info.size > IMAGE_LIMITS.maxFileBytes) {
     throw new SandboxError(`${showPath(virtualPath)} is ${info.size} bytes; pictures over ${IMAGE_LIMITS.maxFileBytes} bytes are not shown`);
   }
-  return fsStep(virtualPath, () => readFile(hostPath));
+  const key = `${hostPath}\u0000${info.size}\u0000${info.mtimeMs}`;
+  let encoded = recentlyEncoded.get(key);
+  if (encoded === undefined) {
+    encoded = fsStep(virtualPath, () => readFile(hostPath)).then((bytes) => encodeImage(bytes, virtualPath));
+    // A failure is not kept: the next look reads the file again.
+    encoded.catch(() => recentlyEncoded.delete(key));
+    if (recentlyEncoded.size >= RECENTLY_ENCODED_MAX) recentlyEncoded.delete(recentlyEncoded.keys().next().value as string);
+    recentlyEncoded.set(key, encoded);
+  }
+  return encoded;
 }
