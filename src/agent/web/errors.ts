@@ -1,6 +1,14 @@
 import { AppError, type AppErrorOptions, type ErrorCode } from '../../errors.js';
 
-/** The web tools' errors: each message goes to the model as it is, and holds no key, path or library text. */
+/**
+ * An error of the web tools whose message goes to the model as it is (and may be relayed to the
+ * person): a plain sentence with no key, host path, stack or library text in it.
+ */
+export abstract class WebToolError extends AppError {
+  protected constructor({ code, status }: { code: ErrorCode; status: number }, message: string, options: AppErrorOptions) {
+    super(code, message, { status, userMessage: message, ...options });
+  }
+}
 
 /** Enough of a URL to recognise it in an error message, short enough that a huge one cannot flood it. */
 export const MAX_SHOWN_URL_CHARS = 200;
@@ -19,18 +27,15 @@ const FETCH_FAILURES: Readonly<Record<WebFetchFailure, { code: ErrorCode; status
   cancelled: { code: 'RUN_CANCELLED', status: 409 },
 };
 
-/**
- * A URL the server would not or could not fetch. The message goes to the model as it is, so it
- * says plainly why and holds nothing of the host: no paths, no stack, no library text.
- */
-export class WebFetchError extends AppError {
-  readonly failure: WebFetchFailure;
-
-  constructor(failure: WebFetchFailure, message: string, options: AppErrorOptions = {}) {
-    const { code, status } = FETCH_FAILURES[failure];
-    super(code, message, { status, userMessage: message, ...options });
+/** A URL the server would not or could not fetch, and plainly why. */
+export class WebFetchError extends WebToolError {
+  constructor(
+    readonly failure: WebFetchFailure,
+    message: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(FETCH_FAILURES[failure], message, options);
     this.name = 'WebFetchError';
-    this.failure = failure;
   }
 }
 
@@ -55,33 +60,26 @@ const SEARCH_FAILURES: Readonly<Record<SearchFailure, { code: ErrorCode; status:
   cancelled: { code: 'RUN_CANCELLED', status: 409 },
 };
 
-/**
- * A search that failed. The message goes to the model as it is, which may relay it: a plain
- * sentence that never holds the API key, the provider's address or the provider's own text.
- */
-export class SearchError extends AppError {
-  readonly failure: SearchFailure;
-
-  constructor(failure: SearchFailure, message: string, options: AppErrorOptions = {}) {
-    const { code, status } = SEARCH_FAILURES[failure];
-    super(code, message, { status, userMessage: message, ...options });
+/** A search that failed; its sentence never holds the API key, the provider's address or its own text. */
+export class SearchError extends WebToolError {
+  constructor(
+    readonly failure: SearchFailure,
+    message: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(SEARCH_FAILURES[failure], message, options);
     this.name = 'SearchError';
-    this.failure = failure;
   }
 }
 
-/**
- * A page whose type is not text (an image, a PDF, a binary). The message goes to the model as it
- * is, so it says plainly what the page was.
- */
-export class UnreadablePageError extends AppError {
-  /** The media type that could not be read, `''` when the server sent none. */
-  readonly mediaType: string;
-
-  constructor(mediaType: string, options: AppErrorOptions = {}) {
-    const message = `${mediaType === '' ? 'binary (untyped)' : mediaType} pages cannot be read as text`;
-    super('UNPROCESSABLE', message, { status: 415, userMessage: message, ...options });
+/** A page whose type is not text (an image, a PDF, a binary), saying what it was. */
+export class UnreadablePageError extends WebToolError {
+  constructor(
+    /** The media type that could not be read, `''` when the server sent none. */
+    readonly mediaType: string,
+    options: AppErrorOptions = {},
+  ) {
+    super({ code: 'UNPROCESSABLE', status: 415 }, `${mediaType === '' ? 'binary (untyped)' : mediaType} pages cannot be read as text`, options);
     this.name = 'UnreadablePageError';
-    this.mediaType = mediaType;
   }
 }

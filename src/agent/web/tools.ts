@@ -3,7 +3,7 @@ import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { AddressPolicy } from './address-policy.js';
 import type { WebConfig } from './config.js';
-import { SearchError, UnreadablePageError, WebFetchError } from './errors.js';
+import { WebToolError } from './errors.js';
 import type { SearchProvider } from './search.js';
 
 /**
@@ -97,7 +97,6 @@ async function answer(body: () => Promise<string>): Promise<string> {
   try {
     return await body();
   } catch (error) {
-    const isForTheModel = error instanceof WebFetchError || error instanceof SearchError || error instanceof UnreadablePageError;
-    return `Error: ${isForTheModel ? error.message : 'the request failed'}`;
+    return `Error: ${error instanceof WebToolError ? error.message : 'the request failed'}`;
   }
 }
