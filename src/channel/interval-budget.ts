@@ -1,3 +1,5 @@
+import { StaleKeySweeper } from './stale-keys.js';
+
 /**
  * One request per `intervalMs` per key: the pacing of a platform whose budget is a steady rate
  * rather than a window (Slack's tiers count "per API method per workspace per app",
@@ -14,13 +16,11 @@ export interface IntervalBudget {
   take(key: string): void;
 }
 
-/** Keys kept before those with a slot free again are forgotten. */
-const PRUNE_FROM_KEYS = 1024;
-
 /** The embedded default: the budget of this process's requests, in memory. */
 export class InProcessIntervalBudget implements IntervalBudget {
   private readonly nextFreeAt = new Map<string, number>();
-  private pruneAt = PRUNE_FROM_KEYS;
+  /** Forgets keys whose slot is free again. */
+  private readonly sweeper = new StaleKeySweeper();
 
   constructor(
     private readonly intervalMs: number,
@@ -39,15 +39,9 @@ export class InProcessIntervalBudget implements IntervalBudget {
   }
 
   take(key: string): void {
-    if (this.nextFreeAt.size >= this.pruneAt) this.prune();
-    const from = Math.max(this.now(), this.nextFreeAt.get(key) ?? 0);
-    this.nextFreeAt.set(key, from + this.intervalMs);
-  }
-
-  /** Forgets keys whose slot is free again (one per chat would pile up otherwise); seldom, however many are busy. */
-  private prune(): void {
     const now = this.now();
-    for (const [key, at] of this.nextFreeAt) if (at <= now) this.nextFreeAt.delete(key);
-    this.pruneAt = Math.max(PRUNE_FROM_KEYS, this.nextFreeAt.size * 2);
+    this.sweeper.beforeAdd(this.nextFreeAt, (at) => at <= now);
+    const from = Math.max(now, this.nextFreeAt.get(key) ?? 0);
+    this.nextFreeAt.set(key, from + this.intervalMs);
   }
 }

@@ -1,4 +1,5 @@
 import { type Sleep, sleep } from '../time.js';
+import { StaleKeySweeper } from './stale-keys.js';
 
 /**
  * Per-key "do not send before" times. When a platform answers 429 with a retry-after, egress
@@ -23,9 +24,6 @@ export interface RateGate {
   waitUntilOpen(key: string, signal?: AbortSignal): Promise<void>;
 }
 
-/** Keys kept before those open again are forgotten. */
-const PRUNE_FROM_KEYS = 1024;
-
 export interface InProcessRateGateOptions {
   /** Milliseconds since the epoch; default `Date.now`. */
   now?: () => number;
@@ -42,7 +40,8 @@ export class InProcessRateGate implements RateGate {
   private readonly until = new Map<string, number>();
   private readonly now: () => number;
   private readonly sleep: Sleep;
-  private pruneAt = PRUNE_FROM_KEYS;
+  /** Forgets keys open again. */
+  private readonly sweeper = new StaleKeySweeper();
 
   constructor(options: InProcessRateGateOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -50,8 +49,9 @@ export class InProcessRateGate implements RateGate {
   }
 
   block(key: string, ms: number): void {
-    if (this.until.size >= this.pruneAt) this.prune();
-    const until = this.now() + Math.max(0, ms);
+    const now = this.now();
+    this.sweeper.beforeAdd(this.until, (until) => until <= now);
+    const until = now + Math.max(0, ms);
     if (until > (this.until.get(key) ?? 0)) this.until.set(key, until);
   }
 
@@ -74,12 +74,5 @@ export class InProcessRateGate implements RateGate {
     for (let until = this.blockedUntil(key); until !== undefined; until = this.blockedUntil(key)) {
       await this.sleep(until - this.now(), signal);
     }
-  }
-
-  /** Forgets open keys; seldom, however many stay blocked. */
-  private prune(): void {
-    const now = this.now();
-    for (const [key, until] of this.until) if (until <= now) this.until.delete(key);
-    this.pruneAt = Math.max(PRUNE_FROM_KEYS, this.until.size * 2);
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { sleep } from '../time.js';
+import { StaleKeySweeper } from './stale-keys.js';
 import type { RequestWindow } from './types.js';
 
 /**
@@ -20,12 +21,11 @@ interface KeyUse {
   waiters: (() => void)[];
 }
 
-/** Keys kept before idle ones are forgotten. */
-const MAX_IDLE_KEYS = 1024;
 
 /** The embedded default: the window of this process's requests. */
 export class InProcessRequestWindow implements RequestWindow {
   private readonly uses = new Map<string, KeyUse>();
+  private readonly sweeper = new StaleKeySweeper();
 
   constructor(
     private readonly perWindow: number,
@@ -45,7 +45,9 @@ export class InProcessRequestWindow implements RequestWindow {
   }
 
   private async acquire(key: string): Promise<KeyUse> {
-    if (this.uses.size > MAX_IDLE_KEYS) this.prune();
+    const since = this.now() - this.windowMs;
+    // Keys with nothing under way or recent.
+    this.sweeper.beforeAdd(this.uses, (use) => use.inFlight === 0 && use.waiters.length === 0 && use.endedAt.every((at) => at <= since));
     for (;;) {
       const use = this.uses.get(key) ?? { inFlight: 0, endedAt: [], waiters: [] };
       this.uses.set(key, use);
@@ -58,14 +60,6 @@ export class InProcessRequestWindow implements RequestWindow {
       const oldest = use.endedAt[0];
       if (oldest !== undefined) await sleep(oldest + this.windowMs - now);
       else await new Promise<void>((resolve) => use.waiters.push(resolve));
-    }
-  }
-
-  /** Forgets keys with nothing under way or recent (one per chat would pile up otherwise). */
-  private prune(): void {
-    const since = this.now() - this.windowMs;
-    for (const [key, use] of this.uses) {
-      if (use.inFlight === 0 && use.waiters.length === 0 && use.endedAt.every((at) => at <= since)) this.uses.delete(key);
     }
   }
 }

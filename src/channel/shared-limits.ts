@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type Sleep, sleep } from '../time.js';
 import type { IntervalBudget } from './interval-budget.js';
 import { InProcessRateGate, type RateGate } from './rate-gate.js';
+import { StaleKeySweeper } from './stale-keys.js';
 
 /**
  * Rate gates and interval budgets kept in step across processes (scaled out). Each process
@@ -160,16 +161,14 @@ interface Slot {
   staggerMs: number;
 }
 
-/** Keys kept before those with a slot free again are forgotten. */
-const PRUNE_FROM_KEYS = 1024;
-
 /**
  * A budget whose slots every process counts: a take here or elsewhere moves the next free slot
  * back by one interval, and never before the next free slot the taker knew of.
  */
 class SharedIntervalBudget implements IntervalBudget {
   private readonly slots = new Map<string, Slot>();
-  private pruneAt = PRUNE_FROM_KEYS;
+  /** Forgets keys whose slot is free again. */
+  private readonly sweeper = new StaleKeySweeper();
 
   constructor(
     private readonly options: { intervalMs: number; now: () => number; random: () => number; announce: (key: string, remainingMs: number) => void },
@@ -211,14 +210,8 @@ class SharedIntervalBudget implements IntervalBudget {
   }
 
   private set(key: string, nextFreeAt: number): void {
-    if (this.slots.size >= this.pruneAt) this.prune();
-    this.slots.set(key, { nextFreeAt, staggerMs: this.options.random() * this.options.intervalMs * STAGGER_FRACTION });
-  }
-
-  /** Forgets keys whose slot is free again; seldom, however many are busy. */
-  private prune(): void {
     const now = this.options.now();
-    for (const [key, slot] of this.slots) if (slot.nextFreeAt + slot.staggerMs <= now) this.slots.delete(key);
-    this.pruneAt = Math.max(PRUNE_FROM_KEYS, this.slots.size * 2);
+    this.sweeper.beforeAdd(this.slots, (slot) => slot.nextFreeAt + slot.staggerMs <= now);
+    this.slots.set(key, { nextFreeAt, staggerMs: this.options.random() * this.options.intervalMs * STAGGER_FRACTION });
   }
 }
