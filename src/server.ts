@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { ChannelConnections } from './accounts/connections.js';
 import type { SandboxIsolation } from './agent/sandbox/bubblewrap.js';
-import { createAgentServices } from './agent/services.js';
+import { type AgentServices, createAgentServices } from './agent/services.js';
 import type { InboundBus } from './bus/types.js';
 import { JournaledIntake } from './channel/journaled-intake.js';
 import { Outbox, type OutboxCounts } from './channel/outbox.js';
@@ -96,6 +96,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     afterRun: agent.afterRun,
     summarization: config.summarization,
     readImage: agent.readImage,
+    mcp: agent.mcp,
   });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
   const coordination = await createCoordination(config, logger);
@@ -188,7 +189,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const app = await buildApp({
     runtime,
     health: () =>
-      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent.sandboxIsolation, outbox),
+      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent, outbox),
     metrics: { render: () => metrics.render(), isPublic: config.server.metrics_public },
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
@@ -248,6 +249,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // platform that is down can take 30 s to say so). The starter retries what failed; /health
   // shows each channel's state.
   void starter.startAll([...adapters.values()]);
+  // Likewise the MCP servers: a run waits for a server's first attempt, /health shows each one.
+  agent.mcp.start();
   return { url, stop };
 }
 
@@ -327,9 +330,10 @@ async function reportHealth(
   queue: { bus: InboundBus; kind: HealthReport['bus']['kind'] },
   runtime: AgentRuntime,
   channels: [string, ChannelStatus][],
-  sandbox: SandboxIsolation,
+  agent: Pick<AgentServices, 'sandboxIsolation' | 'mcp'>,
   outbox: Outbox,
 ): Promise<HealthReport> {
+  const sandbox = agent.sandboxIsolation;
   let databaseStatus: HealthReport['database'] = { ok: true, kind: database.kind };
   let busStatus: HealthReport['bus'] = { ok: true, kind: queue.kind };
   let outboxCounts: HealthReport['outbox'];
@@ -357,5 +361,6 @@ async function reportHealth(
     model: { configured: models.length > 0, models },
     sandbox: { isolation: sandbox.kind, isExplicit: sandbox.isExplicit, ...(sandbox.reason === undefined ? {} : { reason: sandbox.reason }) },
     ...(outboxCounts === undefined ? {} : { outbox: outboxCounts }),
+    ...(agent.mcp.isEmpty ? {} : { mcp: agent.mcp.status() }),
   };
 }

@@ -38,6 +38,14 @@ export interface TurnContext {
   activeSkill: string;
   /** `<memory>` block of the run's user; '' when empty or disabled. */
   memory: string;
+  /** `<server>: <reason>` for each tool server the run was meant to have that is down now. */
+  unavailableTools: readonly string[];
+}
+
+/** Tools a run gets besides the agent's own (an MCP server's), with a key naming their definitions. */
+export interface RunTools {
+  key: string;
+  tools: readonly StructuredToolInterface[];
 }
 
 /** A run that ended well, for observers such as the memory updater. */
@@ -72,6 +80,9 @@ export interface LeadAgentOptions {
   now?: () => Date;
 }
 
+/** Graphs kept compiled: models × access levels × tool sets in use. */
+const MAX_COMPILED_GRAPHS = 64;
+
 /** Where the run's `TurnContext` rides in `configurable`; an object, so never copied to metadata. */
 const TURN_KEY = 'deerflow_turn';
 
@@ -88,11 +99,11 @@ export class LeadAgent {
     this.now = options.now ?? (() => new Date());
   }
 
-  graph(model: ModelConfig, access: TurnAccess): LeadGraph {
-    const key = `${model.name}\u0000${access.bash}\u0000${access.clarification}`;
+  graph(model: ModelConfig, access: TurnAccess, runTools?: RunTools): LeadGraph {
+    const key = `${model.name}\u0000${access.bash}\u0000${access.clarification}\u0000${runTools?.key ?? ''}`;
     let graph = this.graphs.get(key);
     if (!graph) {
-      const tools = this.toolsFor(access, model);
+      const tools = [...this.toolsFor(access, model), ...(runTools?.tools ?? [])];
       const toolTokens = this.options.context?.isActive(model) ? estimateTokens(JSON.stringify(tools.map((tool) => convertToOpenAITool(tool)))) : 0;
       graph = buildLeadGraph({
         model: this.options.chatModels.get(model.name),
@@ -100,6 +111,8 @@ export class LeadAgent {
         request: (state, config) => this.modelRequest(model, toolTokens, state, config),
         checkpointer: this.options.checkpointer,
       });
+      // Tool sets change when an MCP server changes its tools: the oldest graphs go first.
+      if (this.graphs.size >= MAX_COMPILED_GRAPHS) this.graphs.delete(this.graphs.keys().next().value as string);
       this.graphs.set(key, graph);
     }
     return graph;
@@ -135,14 +148,20 @@ export class LeadAgent {
   }
 
   /** Loads the prompt sections for a run answering `messageText`, with the memory of `memoryOwner` (`memoryOwnerOf`). */
-  async prepareTurn(input: { memoryOwner: string; messageText: string; access: TurnAccess; soul?: string }): Promise<TurnContext> {
+  async prepareTurn(input: {
+    memoryOwner: string;
+    messageText: string;
+    access: TurnAccess;
+    soul?: string;
+    unavailableTools?: readonly string[];
+  }): Promise<TurnContext> {
     const { sources } = this.options;
     const [skills, activeSkill, memory] = await Promise.all([
       this.section('skills', () => sources.skills?.()),
       this.section('active skill', () => sources.activeSkill?.(input.messageText)),
       this.section('memory', () => sources.memory?.(input.memoryOwner)),
     ]);
-    return { access: input.access, soul: input.soul ?? this.options.soul, skills, activeSkill, memory };
+    return { access: input.access, soul: input.soul ?? this.options.soul, skills, activeSkill, memory, unavailableTools: input.unavailableTools ?? [] };
   }
 
   /** A prompt section, or '' when its source fails: a chat answer without memory beats no answer. */
@@ -180,6 +199,7 @@ export class LeadAgent {
       skills: turn?.skills ?? '',
       activeSkill: turn?.activeSkill ?? '',
       memory: turn?.memory ?? '',
+      unavailableTools: turn?.unavailableTools ?? [],
       uploads: currentUploads(messages),
       canAskClarification: access.clarification,
       canSeeImages,

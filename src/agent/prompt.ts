@@ -66,6 +66,8 @@ export interface SystemPromptParts {
   skills: string;
   activeSkill: string;
   memory: string;
+  /** `<server>: <reason>` for each tool server this run was meant to have that is down now. */
+  unavailableTools?: readonly string[];
   uploads: readonly UploadedFileInfo[];
   canAskClarification: boolean;
   /** The model reads pictures: uploaded ones are shown to it with the message. */
@@ -86,6 +88,7 @@ export function buildSystemPrompt(parts: SystemPromptParts): string {
     );
   }
   for (const block of [parts.skills, parts.activeSkill, parts.memory]) if (block !== '') sections.push(block);
+  if ((parts.unavailableTools ?? []).length > 0) sections.push(unavailableToolsSection(parts.unavailableTools ?? []));
   if (parts.uploads.length > 0) sections.push(uploadsSection(parts.uploads, parts.canSeeImages === true));
   return sections.join('\n\n');
 }
@@ -105,6 +108,15 @@ function workspaceSection(tools: readonly string[]): string {
   }
   lines.push('</workspace>');
   return lines.join('\n');
+}
+
+function unavailableToolsSection(servers: readonly string[]): string {
+  return [
+    '<unavailable_tools>',
+    'These tool servers are down, so their tools are missing from this conversation for now. When a request needs one of them, tell the user which and why instead of guessing:',
+    ...servers.map((server) => `- ${server}`),
+    '</unavailable_tools>',
+  ].join('\n');
 }
 
 function uploadsSection(uploads: readonly UploadedFileInfo[], canSeeImages: boolean): string {

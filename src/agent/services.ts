@@ -4,6 +4,7 @@ import type { Database } from '../db/index.js';
 import type { Logger } from '../logger.js';
 import { GoalStore, type GoalsConfig } from './goals/index.js';
 import type { CompletedRun, PromptSources } from './lead-agent.js';
+import { McpServers } from './mcp/servers.js';
 import { conversationForMemory, formatMemoryForPrompt, MemoryQueue, MemoryStore, MemoryUpdater } from './memory/index.js';
 import { ChatModels } from './models.js';
 import { hiddenEntries, probeBubblewrap, resolveIsolation, type SandboxIsolation, sandboxUserFor, systemLayout } from './sandbox/bubblewrap.js';
@@ -43,6 +44,8 @@ export interface AgentServices {
   sandboxTools: StructuredToolInterface[];
   /** `web_search` and `web_fetch`, as `web:` configures them; empty when it configures neither. */
   webTools: StructuredToolInterface[];
+  /** The `mcp_servers:` (none connected until `start`); their tools are chosen per run. */
+  mcp: McpServers;
   /** Reads the thread's pictures for models that see them. */
   readImage: ImageReader;
   /** How the shell is isolated, decided at start (`sandbox.isolation`); logged and in `/health`. */
@@ -57,13 +60,13 @@ export interface AgentServices {
   sandboxPaths(userId: string, threadId: string): SandboxPaths;
   resolveSkill(text: string): Promise<SlashSkillResolution>;
   skills: SkillRegistry;
-  /** Runs pending memory updates (bounded by `timeoutMs`); call before the database closes. */
+  /** Runs pending memory updates (bounded by `timeoutMs`) and ends the MCP sessions; call before the database closes. */
   close(timeoutMs: number): Promise<void>;
 }
 
 /**
- * Sandbox, web tools, skills, memory and goals, wired from `sandbox:`, `web:`, `skills:`,
- * `memory:` and `goals:`.
+ * Sandbox, web and MCP tools, skills, memory and goals, wired from `sandbox:`, `web:`,
+ * `mcp_servers:`, `skills:`, `memory:` and `goals:`.
  * Probes bubblewrap once (unless `sandbox.isolation: none`).
  *
  * @throws ConfigError when `sandbox.isolation: bubblewrap` and bubblewrap does not work here.
@@ -89,6 +92,7 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
   const learnsFromRuns = config.memory.enabled && config.models.length > 0;
 
   const resolveContext = createContextResolver({ dataDir, skillsDir, owner });
+  const mcp = new McpServers(config.mcp_servers, logger);
   return {
     sandboxTools: createSandboxTools({
       resolveContext,
@@ -97,6 +101,7 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
       bubblewrap,
     }),
     webTools: createWebTools(config.web),
+    mcp,
     readImage: createImageReader(resolveContext),
     sandboxIsolation: isolation,
     promptSources: {
@@ -125,6 +130,8 @@ export async function createAgentServices(options: AgentServicesOptions): Promis
     sandboxPaths: (userId, threadId) => new SandboxPaths({ dataDir, skillsDir, userId, threadId, owner }),
     resolveSkill: (text) => resolveSlashSkill(text, skills),
     skills,
-    close: (timeoutMs) => queue.close({ timeoutMs }),
+    close: async (timeoutMs) => {
+      await Promise.all([queue.close({ timeoutMs }), mcp.close()]);
+    },
   };
 }

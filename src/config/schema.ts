@@ -3,6 +3,7 @@ import { channelConnectionsConfigSchema } from '../accounts/config.js';
 import { modelsConfigSchema } from '../agent/config.js';
 import { summarizationConfigSchema } from '../agent/context/config.js';
 import { goalsConfigSchema } from '../agent/goals/config.js';
+import { mcpServersConfigSchema } from '../agent/mcp/config.js';
 import { memoryConfigSchema } from '../agent/memory/config.js';
 import { sandboxConfigSchema } from '../agent/sandbox/config.js';
 import { webConfigSchema } from '../agent/web/config.js';
@@ -55,6 +56,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
     memory: memoryConfigSchema,
     summarization: summarizationConfigSchema,
     web: webConfigSchema,
+    mcp_servers: mcpServersConfigSchema,
     goals: goalsConfigSchema,
     skills: z
       .strictObject({

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ChannelConnections } from '../accounts/connections.js';
+import type { McpServerStatus } from '../agent/mcp/servers.js';
 import type { SkillRegistry } from '../agent/skills/index.js';
 import type { Outbox } from '../channel/outbox.js';
 import type { UsersRepo } from '../db/repos/users-repo.js';
@@ -26,6 +27,12 @@ export interface HealthReport {
    * delivered by their deadline, or refused by the platform. Absent when it could not be read.
    */
   outbox?: { pending: number; dead: number };
+  /**
+   * Each MCP server of `mcp_servers:`: `ready`, `connecting`, or `failed` with the reason (it is
+   * retried); a server that is down costs the agent its tools, not the process its health.
+   * Absent when none is configured.
+   */
+  mcp?: Record<string, McpServerStatus>;
 }
 
 /** A channel's webhook routes, mounted at `/api/webhooks/<name>` in their own encapsulated context. */

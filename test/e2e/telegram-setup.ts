@@ -13,10 +13,11 @@ export interface TelegramSetup {
 /**
  * The real server with Telegram alone, against a fake Bot API and a fake model whose one entry
  * under `models:` has `modelFields` added (YAML flow-map fields, e.g. `context_window: 8192`);
- * `extraConfig` is appended at the top level (whole YAML sections). Memory is off: these tests
+ * `extraConfig` is appended at the top level (whole YAML sections); `env` is added to the
+ * server's environment. Memory is off: these tests
  * count the model's requests.
  */
-export async function startTelegramChat(modelFields = '', extraConfig = ''): Promise<TelegramSetup> {
+export async function startTelegramChat(modelFields = '', extraConfig = '', env: Record<string, string> = {}): Promise<TelegramSetup> {
   const telegram = new FakeTelegram();
   const model = new FakeOpenAI({ apiKey: 'sk-e2e' });
   let server: ServerProcess | undefined;
@@ -33,7 +34,7 @@ memory: { enabled: false }
 channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
 ${extraConfig}`;
-    server = await startServerProcess(['--config', writeConfig(config).path]);
+    server = await startServerProcess(['--config', writeConfig(config).path], { env });
     return { telegram, model, server, stop };
   } catch (error) {
     await stop();

@@ -13,6 +13,17 @@ export const healthReportSchema = z.object({
     .object({ isolation: z.enum(['bubblewrap', 'none']), isExplicit: z.boolean(), reason: z.string().optional() })
     .optional(),
   outbox: z.object({ pending: z.number().int(), dead: z.number().int() }).optional(),
+  mcp: z
+    .record(
+      z.string(),
+      z.object({
+        state: z.enum(['connecting', 'ready', 'failed']),
+        tools: z.number().int(),
+        access: z.enum(['trusted', 'everyone']),
+        reason: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** `GET /health`: the report with 200 when `ok`, 503 when not (so load balancers take us out). */

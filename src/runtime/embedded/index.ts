@@ -5,16 +5,17 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { StreamMode } from '@langchain/langgraph';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { type AgentSettings, loadAgentSettings } from '../../agent/agent-settings.js';
 import type { ModelConfig } from '../../agent/config.js';
 import type { SummarizationConfig } from '../../agent/context/config.js';
 import { ContextKeeper } from '../../agent/context/keeper.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
 import { type CompletedRun, LeadAgent, type PromptSources } from '../../agent/lead-agent.js';
+import type { McpServers } from '../../agent/mcp/servers.js';
 import { MemoryStore } from '../../agent/memory/index.js';
 import { memoryOwnerOf } from '../../agent/memory/owner.js';
 import { ChatModels } from '../../agent/models.js';
 import { DEFAULT_AGENT_NAME, isDefaultAgent, loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
-import { type AgentSandboxSettings, loadAgentSandboxSettings } from '../../agent/sandbox/agent-settings.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { SANDBOX_NETWORK_KEY, SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/context.js';
 import type { ImageReader } from '../../agent/vision/shown-images.js';
@@ -39,7 +40,7 @@ import {
 } from '../types.js';
 import { DrizzleCheckpointSaver } from './checkpointer.js';
 import { EventChannel } from './event-channel.js';
-import { accessFor, assertUuid, channelUserIdOf, resolveModel, runUserId, type ShellIsolation, toAgentError } from './run-request.js';
+import { accessFor, assertUuid, channelUserIdOf, isTrustedSender, resolveModel, runUserId, type ShellIsolation, toAgentError } from './run-request.js';
 import { RunStore, toRunInfo } from './run-store.js';
 import { serializeMessage, serializeUpdates, serializeValues, streamMetadataPicker, usageOfLastTurn } from './serialize.js';
 import { abortable, delay } from './waiting.js';
@@ -85,6 +86,8 @@ export interface EmbeddedRuntimeOptions {
   summarization?: SummarizationConfig;
   /** Reads the pictures shown to models that see them (`models[].supports_vision`); absent: none are. */
   readImage?: ImageReader;
+  /** The MCP servers' tools, offered per run by the agent's allow-list and the sender's trust; absent: none. */
+  mcp?: McpServers;
 }
 
 
@@ -297,7 +300,7 @@ class EmbeddedRuntime implements AgentRuntime {
     if (request.assistant_id !== LEAD_AGENT_ID) throw new NotFoundError('Assistant');
     const model = resolveModel(this.options.models, request);
     const soul = await this.soulFor(request);
-    const agentSandbox = await this.sandboxSettingsFor(request);
+    const agentSettings = await this.agentSettingsFor(request);
     const row = await this.store.admitRun({
       id: randomUUID(),
       threadId,
@@ -311,8 +314,8 @@ class EmbeddedRuntime implements AgentRuntime {
       if (signal.aborted) controller.abort();
       else signal.addEventListener('abort', () => controller.abort(), { once: true });
     }
-    const environment = { secrets: options.sandboxSecrets ?? {}, variables: options.sandboxVariables ?? {}, network: agentSandbox.network };
-    const done = this.execute(run, request, { model, soul }, controller, mode, environment);
+    const environment = { secrets: options.sandboxSecrets ?? {}, variables: options.sandboxVariables ?? {}, network: agentSettings.sandbox.network };
+    const done = this.execute(run, request, { model, soul, mcpAllowList: agentSettings.mcpTools }, controller, mode, environment);
     this.active.set(run.run_id, { controller, done });
     void done.finally(() => this.active.delete(run.run_id));
     return { run, done };
@@ -321,7 +324,7 @@ class EmbeddedRuntime implements AgentRuntime {
   private async execute(
     run: RunInfo,
     request: RunRequest,
-    { model, soul }: { model: ModelConfig; soul: string },
+    { model, soul, mcpAllowList }: { model: ModelConfig; soul: string; mcpAllowList: readonly string[] | undefined },
     controller: AbortController,
     { sink, isBackground = false }: { sink?: EventChannel<StreamPart>; isBackground?: boolean },
     sandbox: { secrets: Record<string, string>; variables: Record<string, string>; network: boolean | undefined },
@@ -350,8 +353,15 @@ class EmbeddedRuntime implements AgentRuntime {
     const slot = isBackground ? this.backgroundSlot() : undefined;
     try {
       if (slot) await abortable(slot, controller.signal);
-      const turn = await this.agent.prepareTurn({ memoryOwner, access, soul, messageText: inputMessages[0]?.content ?? '' });
-      const graph = this.agent.graph(model, access);
+      const mcp = await this.options.mcp?.toolsFor({ allowList: mcpAllowList, isTrustedSender: isTrustedSender(request) });
+      const turn = await this.agent.prepareTurn({
+        memoryOwner,
+        access,
+        soul,
+        messageText: inputMessages[0]?.content ?? '',
+        unavailableTools: mcp?.unavailable ?? [],
+      });
+      const graph = this.agent.graph(model, access, mcp);
       const config = {
         configurable: {
           ...request.config?.configurable,
@@ -448,11 +458,10 @@ class EmbeddedRuntime implements AgentRuntime {
     return loadCustomAgentSoul(this.options.agentsDir, name, this.soul);
   }
 
-  /** A custom agent's `sandbox:` block (its network choice); `{}` for the default agent. Call after `soulFor` validated the name. */
-  private sandboxSettingsFor(request: RunRequest): Promise<AgentSandboxSettings> {
+  /** The run's agent's settings (its network choice, its MCP allow-list) from its `config.yaml`. Call after `soulFor` validated the name. */
+  private agentSettingsFor(request: RunRequest): Promise<AgentSettings> {
     const name = request.context?.agent_name;
-    if (typeof name !== 'string' || isDefaultAgent(name)) return Promise.resolve({});
-    return loadAgentSandboxSettings(this.options.agentsDir, name);
+    return loadAgentSettings(this.options.agentsDir, isDefaultAgent(name) ? DEFAULT_AGENT_NAME : (name as string));
   }
 
   private memoryStore(): MemoryStore {

@@ -62,10 +62,18 @@ export const UNKNOWN_SHELL_ISOLATION: ShellIsolation = { isShellIsolated: false,
  * degrades to the trusted senders, so an unisolated shell never reaches an unvetted sender.
  */
 export function accessFor(policy: BashAccess, request: RunRequest, isolation: ShellIsolation = UNKNOWN_SHELL_ISOLATION): TurnAccess {
-  const isTrusted = request.context?.trusted_sender !== false;
+  const isTrusted = isTrustedSender(request);
   const isEveryoneSafe = isolation.isShellIsolated || isolation.isIsolationExplicit;
   const bash = policy === 'everyone' ? isTrusted || isEveryoneSafe : policy === 'trusted' && isTrusted;
   return { bash, clarification: request.context?.disable_clarification !== true };
+}
+
+/**
+ * Whether the run's sender is trusted (`context.trusted_sender`, set by the manager from routed
+ * facts): callers of the API and chat senders the manager vouched for are; others are not.
+ */
+export function isTrustedSender(request: RunRequest): boolean {
+  return request.context?.trusted_sender !== false;
 }
 
 /** Model and graph failures, described without the endpoint's text (it may echo keys or prompts). */
