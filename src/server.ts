@@ -97,6 +97,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     summarization: config.summarization,
     readImage: agent.readImage,
     mcp: agent.mcp,
+    subagents: config.subagents,
   });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
   const coordination = await createCoordination(config, logger);

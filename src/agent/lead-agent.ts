@@ -14,6 +14,8 @@ import { withInterruptedToolCallsClosed } from './interrupted-tool-calls.js';
 import { buildLeadGraph, type LeadGraph, type LeadStateValues, type ModelRequest } from './lead-graph.js';
 import type { ChatModels } from './models.js';
 import { buildSystemPrompt, type UploadedFileInfo } from './prompt.js';
+import type { SubagentsConfig } from './subagents/config.js';
+import { createTaskTool, HELPER_SOUL } from './subagents/task-tool.js';
 import { estimateTokens } from './tokens.js';
 import { type ImageReader, imagesShownCount, VIEW_IMAGE, withImagesShown } from './vision/shown-images.js';
 
@@ -76,6 +78,8 @@ export interface LeadAgentOptions {
   context?: ContextKeeper;
   /** Reads the pictures a model that sees them is shown; absent: none are. */
   readImage?: ImageReader;
+  /** The `task` tool's helpers; absent or disabled: the agent has no `task`. */
+  subagents?: SubagentsConfig;
   logger: Logger;
   now?: () => Date;
 }
@@ -103,7 +107,7 @@ export class LeadAgent {
     const key = `${model.name}\u0000${access.bash}\u0000${access.clarification}\u0000${runTools?.key ?? ''}`;
     let graph = this.graphs.get(key);
     if (!graph) {
-      const tools = [...this.toolsFor(access, model), ...(runTools?.tools ?? [])];
+      const tools = this.toolsFor(access, model, runTools);
       const toolTokens = this.options.context?.isActive(model) ? estimateTokens(JSON.stringify(tools.map((tool) => convertToOpenAITool(tool)))) : 0;
       graph = buildLeadGraph({
         model: this.options.chatModels.get(model.name),
@@ -179,9 +183,39 @@ export class LeadAgent {
     return { [TURN_KEY]: turn };
   }
 
-  private toolsFor(access: TurnAccess, model: ModelConfig): StructuredToolInterface[] {
-    const tools = this.options.tools.filter((tool) => isOffered(tool.name, access, this.seesImages(model)));
-    return access.clarification ? [...tools, createClarificationTool()] : tools;
+  /**
+   * The run's tools: the agent's own that `access` and the model allow, the run's extra ones (an
+   * MCP server's), `ask_clarification` when someone can answer, and `task`, whose helpers get
+   * the same tools but neither of the last two.
+   */
+  private toolsFor(access: TurnAccess, model: ModelConfig, runTools: RunTools | undefined): StructuredToolInterface[] {
+    const seesImages = this.seesImages(model);
+    const working = [...this.options.tools.filter((tool) => isOffered(tool.name, access, seesImages)), ...(runTools?.tools ?? [])];
+    const tools = access.clarification ? [...working, createClarificationTool()] : [...working];
+    const { subagents } = this.options;
+    if (subagents?.enabled) {
+      tools.push(
+        createTaskTool({
+          model: this.options.chatModels.get(model.name),
+          tools: working,
+          config: subagents,
+          systemPrompt: () =>
+            buildSystemPrompt({
+              soul: HELPER_SOUL,
+              now: this.now(),
+              tools: working.map((tool) => tool.name),
+              skills: '',
+              activeSkill: '',
+              memory: '',
+              uploads: [],
+              canAskClarification: false,
+              canSeeImages: seesImages,
+            }),
+          runOf: (config) => config?.configurable?.[TURN_KEY] as TurnContext | undefined,
+        }),
+      );
+    }
+    return tools;
   }
 
   private seesImages(model: ModelConfig): boolean {

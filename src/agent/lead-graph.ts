@@ -26,7 +26,8 @@ export interface LeadGraphParts {
   model: ChatOpenAI;
   tools: StructuredToolInterface[];
   request(state: LeadStateValues, config: RunnableConfig): Promise<ModelRequest>;
-  checkpointer: BaseCheckpointSaver;
+  /** Where the thread's state is kept; `false` for a graph whose conversation ends with its run (a helper's). */
+  checkpointer: BaseCheckpointSaver | false;
 }
 
 /**

@@ -6,6 +6,7 @@ import { goalsConfigSchema } from '../agent/goals/config.js';
 import { mcpServersConfigSchema } from '../agent/mcp/config.js';
 import { memoryConfigSchema } from '../agent/memory/config.js';
 import { sandboxConfigSchema } from '../agent/sandbox/config.js';
+import { subagentsConfigSchema } from '../agent/subagents/config.js';
 import { webConfigSchema } from '../agent/web/config.js';
 import { intakeConfigShape } from '../bus/config.js';
 import type { ChannelDefinition } from '../channel/types.js';
@@ -57,6 +58,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
     summarization: summarizationConfigSchema,
     web: webConfigSchema,
     mcp_servers: mcpServersConfigSchema,
+    subagents: subagentsConfigSchema,
     goals: goalsConfigSchema,
     skills: z
       .strictObject({

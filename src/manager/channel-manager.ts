@@ -1,6 +1,7 @@
 import { createdFilesText } from '../agent/sandbox/artifacts.js';
 import type { SandboxPaths } from '../agent/sandbox/paths.js';
 import type { SlashSkillResolution } from '../agent/skills/slash.js';
+import { HELPERS_EVENT, type HelpersEvent } from '../agent/subagents/progress.js';
 import type { Delivery } from '../bus/types.js';
 import type { DurableReply, Outbox } from '../channel/outbox.js';
 import { type DedupeKey, dedupeKeyOf, type TurnJournal, type UnfinishedTurn } from '../channel/turn-journal.js';
@@ -547,11 +548,13 @@ export class ChannelManager {
   private async streamTurn(threadId: string, request: RunRequest, reply: Reply, signal: AbortSignal): Promise<RunResult> {
     const { events } = await this.deps.runtime.streamRun(
       threadId,
-      { ...request, stream_mode: ['messages-tuple', 'values'] },
+      { ...request, stream_mode: ['messages-tuple', 'values', 'custom'] },
       { signal },
     );
     const streamed = new StreamText();
     const throttle = new UpdateThrottle(this.now);
+    let helpersStatus = '';
+    const partial = () => [streamed.text, helpersStatus].filter((text) => text !== '').join('\n\n') + MESSAGES.streamingCursor;
     let lastValues: unknown;
     let failed = false;
     let runError: RunErrorPart | undefined;
@@ -559,7 +562,14 @@ export class ChannelManager {
       for await (const part of events) {
         if (part.event === 'messages' || part.event === 'messages-tuple') {
           if (streamed.accept(part.data) && streamed.text !== '' && throttle.shouldPublish(streamed.text)) {
-            reply.update(streamed.text + MESSAGES.streamingCursor);
+            reply.update(partial());
+          }
+        } else if (part.event === 'custom') {
+          const helpers = helpersOf(part.data);
+          // Rare (twice per helper) and worth seeing at once: not throttled like the tokens.
+          if (helpers !== undefined) {
+            helpersStatus = MESSAGES.helpersStatus(helpers);
+            reply.update(partial());
           }
         } else if (part.event === 'values') {
           lastValues = part.data;
@@ -681,6 +691,16 @@ interface RunErrorPart {
 }
 
 /** Partial text the user already saw, then why it stopped. */
+const HELPER_STATES = new Set(['waiting', 'working', 'done', 'failed']);
+
+/** The helpers of a `custom` stream event the `task` tool wrote; undefined for any other event. */
+function helpersOf(data: unknown): HelpersEvent['helpers'] | undefined {
+  const event = data as Partial<HelpersEvent> | null;
+  if (event?.type !== HELPERS_EVENT || !Array.isArray(event.helpers)) return undefined;
+  const helpers = event.helpers.filter((helper) => typeof helper?.description === 'string' && HELPER_STATES.has(helper.state));
+  return helpers.length > 0 ? helpers : undefined;
+}
+
 function withNotice(partial: string, notice: string): string {
   return partial === '' ? notice : `${partial}\n\n${notice}`;
 }

@@ -1,3 +1,8 @@
+import type { HelperProgress } from '../agent/subagents/progress.js';
+
+/** How the helpers' status line marks each helper's state. */
+const HELPER_MARKS = { waiting: '⏸', working: '⏳', done: '✅', failed: '⚠️' } as const;
+
 /** Every text the manager shows a user, in one place (reference §4.11, §5). */
 export const MESSAGES = {
   unboundIdentity: 'Connect this channel from DeerFlow Settings, complete the in-channel connect step, then send your message again.',
@@ -16,6 +21,9 @@ export const MESSAGES = {
   cutShort: (partial: string) => `${partial}\n\n(The server restarted before this answer was finished. Please ask again.)`,
   cutOff: (partial: string) => `${partial}\n\n(This answer was cut off: the model stopped before it finished. Please ask again.)`,
   streamingCursor: ' ▉',
+  /** The one status line of a run's helpers (`task`), below the partial answer while it streams. */
+  helpersStatus: (helpers: readonly HelperProgress[]) =>
+    `Helpers: ${helpers.map((helper) => `${HELPER_MARKS[helper.state]} ${helper.description}`).join(' · ')}`,
   newConversation: 'New conversation started.',
   noConversation: 'No active conversation.',
   activeThread: (threadId: string) => `Active thread: ${threadId}`,

@@ -54,7 +54,7 @@ export interface InputMessage {
   additional_kwargs?: Record<string, unknown>;
 }
 
-export type StreamMode = 'values' | 'messages' | 'messages-tuple' | 'updates';
+export type StreamMode = 'values' | 'messages' | 'messages-tuple' | 'updates' | 'custom';
 
 export interface RunRequest {
   assistant_id: string;

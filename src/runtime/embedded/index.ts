@@ -18,6 +18,7 @@ import { ChatModels } from '../../agent/models.js';
 import { DEFAULT_AGENT_NAME, isDefaultAgent, loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { SANDBOX_NETWORK_KEY, SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/context.js';
+import type { SubagentsConfig } from '../../agent/subagents/config.js';
 import type { ImageReader } from '../../agent/vision/shown-images.js';
 import type { Database } from '../../db/index.js';
 import type { TokenUsage } from '../../db/schema/index.js';
@@ -88,6 +89,8 @@ export interface EmbeddedRuntimeOptions {
   readImage?: ImageReader;
   /** The MCP servers' tools, offered per run by the agent's allow-list and the sender's trust; absent: none. */
   mcp?: McpServers;
+  /** The `task` tool's helpers (`subagents:`); absent: the agent has no `task`. */
+  subagents?: SubagentsConfig;
 }
 
 
@@ -144,6 +147,7 @@ class EmbeddedRuntime implements AgentRuntime {
       tools: options.tools ?? [],
       sources: options.promptSources ?? {},
       ...(options.readImage === undefined ? {} : { readImage: options.readImage }),
+      ...(options.subagents === undefined ? {} : { subagents: options.subagents }),
       ...(options.summarization === undefined
         ? {}
         : {
@@ -341,6 +345,7 @@ class EmbeddedRuntime implements AgentRuntime {
     const wantsMessages = requested.has('messages-tuple') || requested.has('messages');
     const wantsValues = requested.has('values');
     const wantsUpdates = requested.has('updates');
+    const wantsCustom = requested.has('custom');
     let lastValues: { messages?: BaseMessage[] } | undefined;
     const inputMessages = request.input?.messages ?? [];
     const userId = runUserId(request);
@@ -378,7 +383,7 @@ class EmbeddedRuntime implements AgentRuntime {
         recursionLimit,
         // Values always: the final state is the run's result and its usage. Messages always too:
         // it makes the model call stream, which keeps long generations alive through proxies.
-        streamMode: ['values', 'messages', ...(wantsUpdates ? ['updates'] : [])] as StreamMode[],
+        streamMode: ['values', 'messages', ...(wantsUpdates ? ['updates'] : []), ...(wantsCustom ? ['custom'] : [])] as StreamMode[],
         // One checkpoint per turn, written when it ends (also on error or cancel): runs are never
         // resumed mid-way, and per-step checkpoints cost about a quarter of a run's CPU on PGlite.
         durability: 'exit' as const,
@@ -397,6 +402,9 @@ class EmbeddedRuntime implements AgentRuntime {
             sink?.push({ event: 'messages', data: [serializeMessage(message), pickStreamMetadata(metadata)] });
           } else if (mode === 'updates' && wantsUpdates) {
             sink?.push({ event: 'updates', data: serializeUpdates(chunk) });
+          } else if (mode === 'custom') {
+            // What tools report while they work (the helpers' progress), as they wrote it.
+            sink?.push({ event: 'custom', data: chunk });
           }
         }
         return lastValues?.messages ?? [];

@@ -4,7 +4,7 @@ import type { Principal } from '../../auth.js';
 import { OWNER_METADATA_KEY } from '../../thread-ownership.js';
 import type { RunBody } from './schemas.js';
 
-const SUPPORTED_STREAM_MODES: readonly StreamMode[] = ['values', 'messages', 'messages-tuple', 'updates'];
+const SUPPORTED_STREAM_MODES: readonly StreamMode[] = ['values', 'messages', 'messages-tuple', 'updates', 'custom'];
 
 /** User-facing texts of the run routes, in one place. */
 export const runMessages = {

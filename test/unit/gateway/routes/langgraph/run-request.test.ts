@@ -29,7 +29,7 @@ describe('toRunRequest', () => {
     [{ assistant_id: 'agent' }, NotFoundError, 404],
     [{ assistant_id: 'lead_agent', multitask_strategy: 'enqueue' }, AppError, 422],
     [{ assistant_id: 'lead_agent', multitask_strategy: 'rollback' }, AppError, 422],
-    [{ assistant_id: 'lead_agent', stream_mode: ['values', 'custom'] }, AppError, 422],
+    [{ assistant_id: 'lead_agent', stream_mode: ['values', 'tasks'] }, AppError, 422],
   ])('%j throws %o with status %i', (body, type, status) => {
     expect(() => toRunRequest(parse(body))).toThrow(type);
     try {
