@@ -1,5 +1,8 @@
-import { resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { ChannelConnections } from './accounts/connections.js';
+import { AgentCatalog } from './agent/catalog.js';
+import { DEFAULT_AGENT_NAME } from './agent/prompt.js';
 import type { SandboxIsolation } from './agent/sandbox/bubblewrap.js';
 import { type AgentServices, createAgentServices } from './agent/services.js';
 import type { InboundBus } from './bus/types.js';
@@ -18,7 +21,7 @@ import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
 import { WebhookDeliveriesRepo } from './db/repos/webhook-deliveries-repo.js';
-import { describeError } from './errors.js';
+import { ConfigError, describeError } from './errors.js';
 import { buildApp } from './gateway/app.js';
 import { createAuthenticator } from './gateway/auth.js';
 import type { HealthReport } from './gateway/types.js';
@@ -75,6 +78,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     hiddenPaths: [PACKAGE_ROOT, ...(options.configPath === undefined ? [] : [options.configPath])],
   });
   const agentsDir = options.agentsDir ?? (config.agents.dir === undefined ? DEFAULT_AGENTS_DIR : resolve(config.agents.dir));
+  await assertDefaultAgentsExist(config.channels.default_agents, agentsDir);
+  const agentCatalog = new AgentCatalog(agentsDir);
   const runtime = await createEmbeddedRuntime({
     db: database.db,
     // Scaled out, a dead process's run frees its thread by the time its message is handed on
@@ -98,6 +103,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     readImage: agent.readImage,
     mcp: agent.mcp,
     subagents: config.subagents,
+    // Only a folder the operator named is written to: never the agents shipped with the server.
+    ...(config.agents.dir === undefined ? {} : { agentSetupDir: agentsDir }),
   });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
   const coordination = await createCoordination(config, logger);
@@ -152,6 +159,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     outbox,
     // A message that meets a database outage waits as long as a reply that meets a platform's.
     databaseWaitMs: config.channels.outbox_deadline_seconds * 1000,
+    agents: { availableTo: (userId) => agentCatalog.availableTo(userId), canCreate: config.agents.dir !== undefined },
+    defaultAgents: config.channels.default_agents,
   });
   const deliveries = new WebhookDeliveriesRepo(database.db);
   const channelState = new ChannelStateRepo(database.db);
@@ -253,6 +262,22 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Likewise the MCP servers: a run waits for a server's first attempt, /health shows each one.
   agent.mcp.start();
   return { url, stop };
+}
+
+/**
+ * Every agent `channels.default_agents` names has its folder: a typo must stop the start, not
+ * fail every message of that chat.
+ *
+ * @throws ConfigError naming each key whose agent is missing.
+ */
+async function assertDefaultAgentsExist(defaults: Readonly<Record<string, string>>, agentsDir: string): Promise<void> {
+  const missing: string[] = [];
+  for (const [key, name] of Object.entries(defaults)) {
+    if (name === DEFAULT_AGENT_NAME) continue;
+    const isFolder = await stat(join(agentsDir, name)).then((info) => info.isDirectory(), () => false);
+    if (!isFolder) missing.push(`channels.default_agents.${key}: no agent "${name}" in the agents folder (${agentsDir})`);
+  }
+  if (missing.length > 0) throw new ConfigError(missing);
 }
 
 /** Says how shells are isolated, and who can reach them. */

@@ -42,6 +42,8 @@ export interface TurnContext {
   memory: string;
   /** `<server>: <reason>` for each tool server the run was meant to have that is down now. */
   unavailableTools: readonly string[];
+  /** The run belongs to a `/bootstrap` conversation and has `setup_agent`. */
+  isSettingUpAgent: boolean;
 }
 
 /** Tools a run gets besides the agent's own (an MCP server's), with a key naming their definitions. */
@@ -158,6 +160,7 @@ export class LeadAgent {
     access: TurnAccess;
     soul?: string;
     unavailableTools?: readonly string[];
+    isSettingUpAgent?: boolean;
   }): Promise<TurnContext> {
     const { sources } = this.options;
     const [skills, activeSkill, memory] = await Promise.all([
@@ -165,7 +168,7 @@ export class LeadAgent {
       this.section('active skill', () => sources.activeSkill?.(input.messageText)),
       this.section('memory', () => sources.memory?.(input.memoryOwner)),
     ]);
-    return { access: input.access, soul: input.soul ?? this.options.soul, skills, activeSkill, memory, unavailableTools: input.unavailableTools ?? [] };
+    return { access: input.access, soul: input.soul ?? this.options.soul, skills, activeSkill, memory, unavailableTools: input.unavailableTools ?? [], isSettingUpAgent: input.isSettingUpAgent === true };
   }
 
   /** A prompt section, or '' when its source fails: a chat answer without memory beats no answer. */
@@ -234,6 +237,7 @@ export class LeadAgent {
       activeSkill: turn?.activeSkill ?? '',
       memory: turn?.memory ?? '',
       unavailableTools: turn?.unavailableTools ?? [],
+      isSettingUpAgent: turn?.isSettingUpAgent === true,
       uploads: currentUploads(messages),
       canAskClarification: access.clarification,
       canSeeImages,

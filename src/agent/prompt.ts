@@ -68,6 +68,8 @@ export interface SystemPromptParts {
   memory: string;
   /** `<server>: <reason>` for each tool server this run was meant to have that is down now. */
   unavailableTools?: readonly string[];
+  /** The run sets up a custom agent with the user (`/bootstrap`): `setup_agent` and how to use it. */
+  isSettingUpAgent?: boolean;
   uploads: readonly UploadedFileInfo[];
   canAskClarification: boolean;
   /** The model reads pictures: uploaded ones are shown to it with the message. */
@@ -89,6 +91,7 @@ export function buildSystemPrompt(parts: SystemPromptParts): string {
   }
   for (const block of [parts.skills, parts.activeSkill, parts.memory]) if (block !== '') sections.push(block);
   if ((parts.unavailableTools ?? []).length > 0) sections.push(unavailableToolsSection(parts.unavailableTools ?? []));
+  if (parts.isSettingUpAgent === true) sections.push(AGENT_SETUP_INSTRUCTIONS);
   if (parts.uploads.length > 0) sections.push(uploadsSection(parts.uploads, parts.canSeeImages === true));
   return sections.join('\n\n');
 }
@@ -109,6 +112,15 @@ function workspaceSection(tools: readonly string[]): string {
   lines.push('</workspace>');
   return lines.join('\n');
 }
+
+/** The `<agent_setup>` section of a `/bootstrap` conversation: what the agent is there to do, and how it ends (with `setup_agent`). */
+const AGENT_SETUP_INSTRUCTIONS = [
+  '<agent_setup>',
+  'This conversation sets up a custom agent with the user (/bootstrap). Find out what the agent is for, who it talks to, its tone, what it must and must not do, and a short name for it.',
+  'Ask what you need one or two questions at a time (the user answers in plain messages). When you know enough, write its persona (its SOUL.md: a system prompt in the second person, "You are …") and save it with `setup_agent`.',
+  'Then tell the user it is saved and that they can talk to it with /agent <name>. Saving again under the same name updates it.',
+  '</agent_setup>',
+].join('\n');
 
 function unavailableToolsSection(servers: readonly string[]): string {
   return [

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { intakeConfigShape } from '../bus/config.js';
 import type { ChannelDefinition } from '../channel/types.js';
 import { ConfigError } from '../errors.js';
+import { conversationConfigShape } from '../manager/config.js';
 import { substituteEnv } from './env.js';
 import { buildConfigSchema, type Config, UNSUPPORTED_PLATFORMS } from './schema.js';
 
@@ -119,7 +120,7 @@ function formatIssues(issues: readonly z.core.$ZodIssue[], missing: Map<string, 
 }
 
 function findWarnings(config: Config, platforms: readonly ChannelDefinition[]): string[] {
-  const expected = new Set([...Object.keys(intakeConfigShape), ...platforms.map((p) => p.name)]);
+  const expected = new Set([...Object.keys(intakeConfigShape), ...Object.keys(conversationConfigShape), ...platforms.map((p) => p.name)]);
   return Object.keys(config.channels)
     .filter((key) => !expected.has(key))
     .map((key) =>

@@ -12,6 +12,7 @@ import { intakeConfigShape } from '../bus/config.js';
 import type { ChannelDefinition } from '../channel/types.js';
 import { databaseConfigSchema } from '../db/config.js';
 import { serverConfigSchema } from '../gateway/config.js';
+import { conversationConfigShape } from '../manager/config.js';
 
 /** Platforms of the reference this build does not have; a block for one is ignored with a warning. */
 export const UNSUPPORTED_PLATFORMS = ['wechat', 'wecom', 'buzz'] as const;
@@ -80,7 +81,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
           ),
       })
       .prefault({}),
-    channels: z.looseObject({ ...intakeConfigShape, ...platformShape }).prefault({}),
+    channels: z.looseObject({ ...intakeConfigShape, ...conversationConfigShape, ...platformShape }).prefault({}),
     channel_connections: channelConnectionsConfigSchema,
   })
     .superRefine((config, context) => {

@@ -22,7 +22,7 @@ import type { Logger } from '../logger.js';
 import type { MessageMetrics } from '../metrics.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import { sleep } from '../time.js';
-import { builtinCommands, type Command, parseCommand } from './commands/index.js';
+import { type AgentChoices, builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { ConversationFiles } from './files.js';
 import { type FollowUpStore, FollowUps } from './follow-ups.js';
 import { MESSAGES } from './messages.js';
@@ -67,6 +67,10 @@ export interface ChannelManagerDeps {
   outbox?: Outbox;
   /** How long a message that met a database outage waits for the database before it is told of an error; default 15 minutes. */
   databaseWaitMs?: number;
+  /** The custom agents people may choose (`/agent`) and create (`/bootstrap`); absent = only the default agent. */
+  agents?: AgentChoices;
+  /** Default agent per chat (`telegram/12345`) or channel (`telegram`), from `channels.default_agents`. */
+  defaultAgents?: Readonly<Record<string, string>>;
 }
 
 /** Who a chat identity is on this server. */
@@ -388,6 +392,7 @@ export class ChannelManager {
       await reply.finish(MESSAGES.unknownCommand(parsed.name, available));
       return { failed: false };
     }
+    const defaultAgent = this.defaultAgentOf(message);
     const result = await command.run({
       message,
       args: parsed.args,
@@ -395,6 +400,10 @@ export class ChannelManager {
       threads: this.deps.threads,
       runtime: this.deps.runtime,
       commands: this.commands,
+      currentAgent: (await this.deps.threads.conversation(message))?.agentName ?? defaultAgent,
+      defaultAgent,
+      agents: this.deps.agents,
+      isTrustedSender: isTrustedSender(message, this.deps.identities !== undefined),
     });
     if ('reply' in result) {
       await reply.finish(result.reply);
@@ -443,8 +452,16 @@ export class ChannelManager {
       await reply.finish(MESSAGES.emptyMessage);
       return { failed: false };
     }
-    const threadId = await this.deps.threads.resolve(message);
-    const turn = () => this.chatOnThread(message, text, threadId, reply, channel, signal, extraContext);
+    const conversation = await this.deps.threads.resolveConversation(message);
+    const threadId = conversation.threadId;
+    // A GitHub binding names its agent; a chat runs the agent chosen for it, else its default.
+    const agentName = message.agentName ?? conversation.agentName ?? this.defaultAgentOf(message);
+    const context = {
+      ...(agentName === undefined ? {} : { agent_name: agentName }),
+      ...(conversation.isBootstrapping ? { is_bootstrap: true } : {}),
+      ...extraContext,
+    };
+    const turn = () => this.chatOnThread(message, text, threadId, reply, channel, signal, context);
     const { capabilities } = channel;
     if (!capabilities.serializesThreadRuns || capabilities.runMode === 'fire_and_forget') return turn();
     return this.threadTurns.run(`${message.channel}\n${threadId}`, reply, async () => {
@@ -522,6 +539,12 @@ export class ChannelManager {
       await reply.finish(MESSAGES.threadBusy, FAILED);
       return { failed: false };
     }
+  }
+
+  /** `channels.default_agents` for the message's chat, else for its channel. */
+  private defaultAgentOf(message: InboundMessage): string | undefined {
+    const defaults = this.deps.defaultAgents;
+    return defaults?.[`${message.channel}/${message.chatId}`] ?? defaults?.[message.channel];
   }
 
   /** A batch of follow-ups as one run, built as its newest message would run. */

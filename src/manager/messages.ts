@@ -47,4 +47,17 @@ export const MESSAGES = {
   goalFetchFailed: 'Failed to fetch goal information.',
   goalClearFailed: 'Failed to clear goal.',
   goalSetFailed: 'Failed to set goal.',
+  defaultAgentDescription: 'the default agent',
+  agentList: (current: string, agents: readonly { name: string; description: string }[]) =>
+    [
+      `Current agent: ${current}`,
+      'Agents you can talk to:',
+      ...agents.map((agent) => `• ${agent.name}${agent.description === '' ? '' : ` — ${agent.description}`}`),
+      'Switch with /agent <name>; /agent default goes back to the default.',
+    ].join('\n'),
+  agentUnavailable: (name: string, available: readonly string[]) => `No agent named '${name}' is available to you. Agents you can talk to: ${available.join(', ')}.`,
+  agentSwitched: (name: string, description: string) =>
+    `Now talking to ${name}${description === '' ? '' : ` (${description})`}. New conversation started.`,
+  bootstrapNotAllowed: 'Only trusted users can set up agents here: the operator, users in allowed_users, or users bound to an account.',
+  bootstrapUnavailable: 'Agents cannot be set up from chat on this server: the operator must set agents.dir in config.yaml to a folder the server can write to.',
 } as const;

@@ -1,7 +1,7 @@
 import type { InboundMessage } from '../channel/types.js';
 import { ReadCache } from '../db/read-cache.js';
 import type { ConversationsRepo } from '../db/repos/conversations-repo.js';
-import type { ConversationKey, ThreadMapRepo } from '../db/repos/thread-map-repo.js';
+import type { ConversationKey, ConversationRecord, ConversationSettings, ThreadMapRepo } from '../db/repos/thread-map-repo.js';
 import type { AgentRuntime } from '../runtime/types.js';
 
 function conversationOf(message: InboundMessage): ConversationKey {
@@ -10,9 +10,9 @@ function conversationOf(message: InboundMessage): ConversationKey {
 
 /** Where a conversation's thread is recorded: per binding for bound senders, per chat otherwise. */
 interface ThreadMap {
-  find(message: InboundMessage): Promise<string | undefined>;
-  insertIfAbsent(message: InboundMessage, threadId: string): Promise<string>;
-  replace(message: InboundMessage, threadId: string): Promise<void>;
+  find(message: InboundMessage): Promise<ConversationRecord | undefined>;
+  insertIfAbsent(message: InboundMessage, threadId: string): Promise<ConversationRecord>;
+  replace(message: InboundMessage, threadId: string, settings: ConversationSettings): Promise<void>;
 }
 
 function threadMapOf(repo: ThreadMapRepo, conversations: ConversationsRepo | undefined): ThreadMap {
@@ -28,10 +28,10 @@ function threadMapOf(repo: ThreadMapRepo, conversations: ConversationsRepo | und
       isBound(message)
         ? (conversations as ConversationsRepo).insertIfAbsent(boundKey(message), threadId)
         : repo.insertIfAbsent(conversationOf(message), threadId, message.userId),
-    replace: (message, threadId) =>
+    replace: (message, threadId, settings) =>
       isBound(message)
-        ? (conversations as ConversationsRepo).replace(boundKey(message), threadId)
-        : repo.replace(conversationOf(message), threadId, message.userId),
+        ? (conversations as ConversationsRepo).replace(boundKey(message), threadId, settings)
+        : repo.replace(conversationOf(message), threadId, message.userId, settings),
   };
 }
 
@@ -56,9 +56,9 @@ const CACHED_CONVERSATIONS = 4096;
  * primary key decides the winner and the loser adopts its thread.
  */
 export class ThreadResolver {
-  private readonly creating = new Map<string, Promise<string>>();
+  private readonly creating = new Map<string, Promise<ConversationRecord>>();
   private readonly map: ThreadMap;
-  private readonly cache: ReadCache<string | undefined>;
+  private readonly cache: ReadCache<ConversationRecord | undefined>;
 
   constructor(
     repo: ThreadMapRepo,
@@ -69,12 +69,23 @@ export class ThreadResolver {
     this.cache = new ReadCache(options.isSoleProcess ? CACHED_CONVERSATIONS : 0);
   }
 
-  find(message: InboundMessage): Promise<string | undefined> {
+  /** The conversation's thread id, or undefined before its first message. */
+  async find(message: InboundMessage): Promise<string | undefined> {
+    return (await this.conversation(message))?.threadId;
+  }
+
+  /** The conversation's mapping (thread, chosen agent, setup mode), or undefined before its first message. */
+  conversation(message: InboundMessage): Promise<ConversationRecord | undefined> {
     return this.cache.read(conversationKeyOf(message), () => this.map.find(message));
   }
 
   async resolve(message: InboundMessage): Promise<string> {
-    const existing = await this.find(message);
+    return (await this.resolveConversation(message)).threadId;
+  }
+
+  /** The conversation's mapping, created with a new thread on its first message. */
+  async resolveConversation(message: InboundMessage): Promise<ConversationRecord> {
+    const existing = await this.conversation(message);
     if (existing) return existing;
     const key = conversationKeyOf(message);
     let pending = this.creating.get(key);
@@ -85,15 +96,22 @@ export class ThreadResolver {
     return pending;
   }
 
-  /** Starts a fresh thread for the conversation and points it there (`/new`). */
-  async startNew(message: InboundMessage): Promise<string> {
+  /**
+   * Starts a fresh thread for the conversation and points it there, set up as `settings` say
+   * (`/agent`, `/bootstrap`); without an `agentName` the conversation keeps its agent (`/new`).
+   * Setup mode ends unless `settings` asks for it.
+   */
+  async startNew(message: InboundMessage, settings: ConversationSettings = {}): Promise<string> {
+    const agentName = 'agentName' in settings ? settings.agentName : (await this.conversation(message))?.agentName;
     const thread = await this.runtime.createThread({ metadata: channelSource(message) });
-    await this.cache.write(conversationKeyOf(message), () => this.map.replace(message, thread.thread_id));
+    await this.cache.write(conversationKeyOf(message), () =>
+      this.map.replace(message, thread.thread_id, { agentName, isBootstrapping: settings.isBootstrapping === true }),
+    );
     return thread.thread_id;
   }
 
-  private async create(message: InboundMessage): Promise<string> {
-    const existing = await this.find(message);
+  private async create(message: InboundMessage): Promise<ConversationRecord> {
+    const existing = await this.conversation(message);
     if (existing) return existing;
     // A deterministic id (GitHub's uuid5 per repo, issue and agent) lets every process and restart
     // agree on the thread even before the mapping exists; `do_nothing` adopts one made meanwhile.

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../index.js';
 import { channelConversations } from '../schema/index.js';
+import { type ConversationRecord, type ConversationSettings, toConversationRecord } from './thread-map-repo.js';
 
 /**
  * A bound person's conversation: one chat, or one topic inside it, seen through one connection
@@ -16,33 +17,38 @@ export interface BoundConversationKey {
 export class ConversationsRepo {
   constructor(private readonly db: Database) {}
 
-  /** The conversation's thread id, or undefined when it has none yet. */
-  async find(key: BoundConversationKey): Promise<string | undefined> {
+  /** The conversation's mapping, or undefined when it has none yet. */
+  async find(key: BoundConversationKey): Promise<ConversationRecord | undefined> {
     const [row] = await this.db
-      .select({ threadId: channelConversations.threadId })
+      .select({
+        threadId: channelConversations.threadId,
+        agentName: channelConversations.agentName,
+        isBootstrapping: channelConversations.isBootstrapping,
+      })
       .from(channelConversations)
       .where(this.where(key));
-    return row?.threadId;
+    return row === undefined ? undefined : toConversationRecord(row);
   }
 
-  /** Records the mapping unless one exists; returns the thread id that won (the existing one after a lost race). */
-  async insertIfAbsent(key: BoundConversationKey, threadId: string): Promise<string> {
+  /** Records the mapping unless one exists; returns the mapping that won (the existing one after a lost race). */
+  async insertIfAbsent(key: BoundConversationKey, threadId: string): Promise<ConversationRecord> {
     const inserted = await this.db
       .insert(channelConversations)
       .values({ connectionId: key.connectionId, chatId: key.chatId, topicId: key.topicId ?? '', threadId })
       .onConflictDoNothing()
       .returning({ threadId: channelConversations.threadId });
-    return inserted[0]?.threadId ?? ((await this.find(key)) as string);
+    return inserted[0] === undefined ? ((await this.find(key)) as ConversationRecord) : { threadId, isBootstrapping: false };
   }
 
-  /** Points the conversation at a new thread (`/new`). */
-  async replace(key: BoundConversationKey, threadId: string): Promise<void> {
+  /** Points the conversation at a new thread, set up as `settings` say (`/new`, `/agent`, `/bootstrap`). */
+  async replace(key: BoundConversationKey, threadId: string, settings: ConversationSettings = {}): Promise<void> {
+    const columns = { threadId, agentName: settings.agentName ?? null, isBootstrapping: settings.isBootstrapping ?? false };
     await this.db
       .insert(channelConversations)
-      .values({ connectionId: key.connectionId, chatId: key.chatId, topicId: key.topicId ?? '', threadId })
+      .values({ connectionId: key.connectionId, chatId: key.chatId, topicId: key.topicId ?? '', ...columns })
       .onConflictDoUpdate({
         target: [channelConversations.connectionId, channelConversations.chatId, channelConversations.topicId],
-        set: { threadId, updatedAt: sql`now()` },
+        set: { ...columns, updatedAt: sql`now()` },
       });
   }
 

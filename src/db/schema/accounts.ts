@@ -78,6 +78,10 @@ export const channelConversations = pgTable(
     chatId: text('chat_id').notNull(),
     topicId: text('topic_id').notNull().default(''),
     threadId: uuid('thread_id').notNull(),
+    /** The custom agent chosen with `/agent` for this conversation; null: the channel's default. */
+    agentName: text('agent_name'),
+    /** Set by `/bootstrap`: the conversation's runs may create or update a custom agent, until `/new` or `/agent`. */
+    isBootstrapping: boolean('is_bootstrapping').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, index, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, index, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /**
  * Conversation → agent thread (reference §3.1). `topic_id` is '' for "one thread per chat",
@@ -15,6 +15,10 @@ export const threadMappings = pgTable(
     threadId: uuid('thread_id').notNull(),
     /** The platform user who started the conversation. */
     userId: text('user_id'),
+    /** The custom agent chosen with `/agent` for this conversation; null: the channel's default. */
+    agentName: text('agent_name'),
+    /** Set by `/bootstrap`: the conversation's runs may create or update a custom agent, until `/new` or `/agent`. */
+    isBootstrapping: boolean('is_bootstrapping').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

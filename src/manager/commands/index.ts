@@ -1,3 +1,5 @@
+import { agentCommand } from './agent.js';
+import { bootstrapCommand } from './bootstrap.js';
 import { goalCommand } from './goal.js';
 import { helpCommand } from './help.js';
 import { memoryCommand } from './memory.js';
@@ -6,10 +8,19 @@ import { newCommand } from './new.js';
 import { statusCommand } from './status.js';
 import type { Command } from './types.js';
 
-export type { Command, CommandContext, CommandResult } from './types.js';
+export type { AgentChoices, Command, CommandContext, CommandResult } from './types.js';
 
 /** Every chat command, in the order `/help` lists them (reference §5.2). */
-export const builtinCommands: readonly Command[] = [goalCommand, newCommand, statusCommand, modelsCommand, memoryCommand, helpCommand];
+export const builtinCommands: readonly Command[] = [
+  bootstrapCommand,
+  goalCommand,
+  newCommand,
+  statusCommand,
+  agentCommand,
+  modelsCommand,
+  memoryCommand,
+  helpCommand,
+];
 
 export interface ParsedCommand {
   /** Lowercased first token minus one leading `/`; undefined for a blank command. */

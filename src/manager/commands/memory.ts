@@ -8,14 +8,15 @@ const MAX_LISTED_FACTS = 30;
 /**
  * `/memory` says how many facts the server keeps about the sender and lists them; `/memory
  * clear` forgets them all (a step beyond the reference, which can only count). With a custom
- * agent in the conversation, it is the memory of the sender and that agent (`memoryOwnerOf`).
+ * agent in the conversation (chosen with `/agent`, or the chat's default), it is the memory of
+ * the sender and that agent (`memoryOwnerOf`).
  */
 export const memoryCommand: Command = {
   name: 'memory',
   usage: '/memory [clear]',
   description: 'Show memory status',
-  async run({ args, userId, message, runtime }) {
-    const owner = memoryOwnerOf(userId, message.agentName);
+  async run({ args, userId, message, runtime, currentAgent }) {
+    const owner = memoryOwnerOf(userId, message.agentName ?? currentAgent);
     if (args.toLowerCase() === 'clear') {
       const removed = await runtime.clearMemory(owner).catch(() => undefined);
       return { reply: removed === undefined ? MESSAGES.memoryClearFailed : MESSAGES.memoryCleared(removed) };

@@ -2,6 +2,14 @@ import type { InboundMessage } from '../../channel/types.js';
 import type { AgentRuntime } from '../../runtime/types.js';
 import type { ThreadResolver } from '../threads.js';
 
+/** The custom agents people may choose in chat, and whether new ones can be made (`/bootstrap`). */
+export interface AgentChoices {
+  /** The custom agents `userId` (a storage user id) may choose with `/agent`. */
+  availableTo(userId: string): Promise<{ name: string; description: string }[]>;
+  /** Whether agents made in chat can be saved: `agents.dir` names a folder the server writes to. */
+  readonly canCreate: boolean;
+}
+
 export interface CommandContext {
   message: InboundMessage;
   /** Text after the command word, trimmed. */
@@ -12,6 +20,14 @@ export interface CommandContext {
   runtime: AgentRuntime;
   /** Every registered command, for `/help`. */
   commands: readonly Command[];
+  /** The agent the conversation talks to now: chosen with `/agent`, else the chat's or channel's default; undefined = the default agent. */
+  currentAgent: string | undefined;
+  /** The chat's or channel's default agent (`channels.default_agents`); undefined = the default agent. */
+  defaultAgent: string | undefined;
+  /** Custom agents to choose from; absent = only the default agent. */
+  agents?: AgentChoices | undefined;
+  /** The sender may use what only trusted senders may (the shell, setting up agents). */
+  isTrustedSender: boolean;
 }
 
 /** A reply to send, or a chat turn to run instead (for commands like `/bootstrap`). */

@@ -18,6 +18,7 @@ import { ChatModels } from '../../agent/models.js';
 import { DEFAULT_AGENT_NAME, isDefaultAgent, loadAgentSoul, loadCustomAgentSoul } from '../../agent/prompt.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { SANDBOX_NETWORK_KEY, SANDBOX_SECRETS_KEY, SANDBOX_VARIABLES_KEY } from '../../agent/sandbox/context.js';
+import { createSetupAgentTool } from '../../agent/setup-agent.js';
 import type { SubagentsConfig } from '../../agent/subagents/config.js';
 import type { ImageReader } from '../../agent/vision/shown-images.js';
 import type { Database } from '../../db/index.js';
@@ -91,6 +92,8 @@ export interface EmbeddedRuntimeOptions {
   mcp?: McpServers;
   /** The `task` tool's helpers (`subagents:`); absent: the agent has no `task`. */
   subagents?: SubagentsConfig;
+  /** Where `/bootstrap` conversations save the agents they make (`agents.dir`); absent: they cannot. */
+  agentSetupDir?: string;
 }
 
 
@@ -128,6 +131,8 @@ class EmbeddedRuntime implements AgentRuntime {
   private memories: MemoryStore | undefined;
   private readonly checkpointer: BaseCheckpointSaver;
   private readonly leaseRenewMs: number;
+  /** `setup_agent`, for `/bootstrap` conversations; absent when agents cannot be saved. */
+  private readonly setupAgentTool: StructuredToolInterface | undefined;
   /** Streamed and waited runs are bounded by their callers (the manager's workers); background runs by this. */
   private readonly backgroundRuns: LimitFunction;
 
@@ -140,6 +145,7 @@ class EmbeddedRuntime implements AgentRuntime {
     this.leaseRenewMs = Math.max(50, Math.floor((options.leaseMs ?? 30_000) / 3));
     this.backgroundRuns = pLimit(options.maxBackgroundRuns ?? DEFAULT_MAX_BACKGROUND_RUNS);
     this.chatModels = options.chatModels ?? new ChatModels(options.models);
+    this.setupAgentTool = options.agentSetupDir === undefined ? undefined : createSetupAgentTool(options.agentSetupDir);
     this.agent = new LeadAgent({
       soul,
       chatModels: this.chatModels,
@@ -359,14 +365,18 @@ class EmbeddedRuntime implements AgentRuntime {
     try {
       if (slot) await abortable(slot, controller.signal);
       const mcp = await this.options.mcp?.toolsFor({ allowList: mcpAllowList, isTrustedSender: isTrustedSender(request) });
+      // A `/bootstrap` conversation of a trusted sender may save agents, where they can be saved.
+      const setupTool = request.context?.is_bootstrap === true && isTrustedSender(request) ? this.setupAgentTool : undefined;
       const turn = await this.agent.prepareTurn({
         memoryOwner,
         access,
         soul,
         messageText: inputMessages[0]?.content ?? '',
         unavailableTools: mcp?.unavailable ?? [],
+        isSettingUpAgent: setupTool !== undefined,
       });
-      const graph = this.agent.graph(model, access, mcp);
+      const runTools = setupTool === undefined ? mcp : { key: `${mcp?.key ?? ''}\u0000setup`, tools: [...(mcp?.tools ?? []), setupTool] };
+      const graph = this.agent.graph(model, access, runTools);
       const config = {
         configurable: {
           ...request.config?.configurable,

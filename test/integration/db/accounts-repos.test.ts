@@ -348,19 +348,19 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
       const key = { connectionId: await newConnectionId(), chatId: 'chat-1' };
       const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
       expect(await conversations.find(key)).toBeUndefined();
-      expect(await conversations.insertIfAbsent(key, first)).toBe(first);
-      expect(await conversations.insertIfAbsent(key, second)).toBe(first);
+      expect((await conversations.insertIfAbsent(key, first)).threadId).toBe(first);
+      expect((await conversations.insertIfAbsent(key, second)).threadId).toBe(first);
       await conversations.replace(key, third);
-      expect(await conversations.find(key)).toBe(third);
+      expect((await conversations.find(key))?.threadId).toBe(third);
     });
 
     it('one winner among concurrent first messages', async () => {
       const key = { connectionId: await newConnectionId(), chatId: 'chat-1', topicId: '7' };
       const candidates = Array.from({ length: 8 }, () => randomUUID());
-      const winners = await Promise.all(candidates.map((threadId) => conversations.insertIfAbsent(key, threadId)));
+      const winners = (await Promise.all(candidates.map((threadId) => conversations.insertIfAbsent(key, threadId)))).map((won) => won.threadId);
       expect(new Set(winners).size).toBe(1);
       expect(candidates).toContain(winners[0]);
-      expect(await conversations.find(key)).toBe(winners[0]);
+      expect((await conversations.find(key))?.threadId).toBe(winners[0]);
     });
 
     it('separates topics, chats and connections', async () => {
@@ -369,9 +369,9 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
       await conversations.insertIfAbsent({ connectionId: c1, chatId: 'g', topicId: '1' }, a);
       await conversations.insertIfAbsent({ connectionId: c1, chatId: 'g' }, b);
       await conversations.insertIfAbsent({ connectionId: c2, chatId: 'g' }, c);
-      expect(await conversations.find({ connectionId: c1, chatId: 'g', topicId: '1' })).toBe(a);
-      expect(await conversations.find({ connectionId: c1, chatId: 'g', topicId: '' })).toBe(b);
-      expect(await conversations.find({ connectionId: c2, chatId: 'g' })).toBe(c);
+      expect((await conversations.find({ connectionId: c1, chatId: 'g', topicId: '1' }))?.threadId).toBe(a);
+      expect((await conversations.find({ connectionId: c1, chatId: 'g', topicId: '' }))?.threadId).toBe(b);
+      expect((await conversations.find({ connectionId: c2, chatId: 'g' }))?.threadId).toBe(c);
       expect(await conversations.find({ connectionId: c2, chatId: 'h' })).toBeUndefined();
     });
   });

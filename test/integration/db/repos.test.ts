@@ -98,10 +98,21 @@ describe.each(testDatabaseKinds())('repositories on %s', (kind) => {
       const conversation = { channel: 'telegram', chatId: randomUUID(), topicId: undefined };
       const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
       expect(await repo.find(conversation)).toBeUndefined();
-      expect(await repo.insertIfAbsent(conversation, first as string, 'u1')).toBe(first);
-      expect(await repo.insertIfAbsent(conversation, second as string, 'u1')).toBe(first);
+      expect((await repo.insertIfAbsent(conversation, first as string, 'u1')).threadId).toBe(first);
+      expect((await repo.insertIfAbsent(conversation, second as string, 'u1')).threadId).toBe(first);
       await repo.replace(conversation, third as string, 'u1');
-      expect(await repo.find(conversation)).toBe(third);
+      expect((await repo.find(conversation))?.threadId).toBe(third);
+    });
+
+    it('keeps the agent and setup mode a conversation was pointed at, and forgets them with the next thread', async () => {
+      const repo = new ThreadMapRepo(database.db);
+      const conversation = { channel: 'telegram', chatId: randomUUID() };
+      const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+      expect(await repo.insertIfAbsent(conversation, first, 'u1')).toEqual({ threadId: first, isBootstrapping: false });
+      await repo.replace(conversation, second, 'u1', { agentName: 'support', isBootstrapping: true });
+      expect(await repo.find(conversation)).toEqual({ threadId: second, agentName: 'support', isBootstrapping: true });
+      await repo.replace(conversation, third, 'u1');
+      expect(await repo.find(conversation)).toEqual({ threadId: third, isBootstrapping: false });
     });
 
     it('maps topics of one chat separately', async () => {
@@ -110,8 +121,8 @@ describe.each(testDatabaseKinds())('repositories on %s', (kind) => {
       const [a, b] = [randomUUID(), randomUUID()];
       await repo.insertIfAbsent({ channel: 'telegram', chatId, topicId: '1' }, a as string, 'u');
       await repo.insertIfAbsent({ channel: 'telegram', chatId, topicId: '2' }, b as string, 'u');
-      expect(await repo.find({ channel: 'telegram', chatId, topicId: '1' })).toBe(a);
-      expect(await repo.find({ channel: 'telegram', chatId, topicId: '2' })).toBe(b);
+      expect((await repo.find({ channel: 'telegram', chatId, topicId: '1' }))?.threadId).toBe(a);
+      expect((await repo.find({ channel: 'telegram', chatId, topicId: '2' }))?.threadId).toBe(b);
       expect(await repo.find({ channel: 'telegram', chatId })).toBeUndefined();
     });
   });

@@ -287,9 +287,11 @@ describe('ChannelManager', () => {
       expect(egress.finals).toEqual([
         [
           'Available commands:',
+          '/bootstrap — Start a bootstrap session (enables agent setup)',
           '/goal [condition|clear] — Set, show, or clear an active goal',
           '/new — Start a new conversation',
           '/status — Show current thread info',
+          '/agent [name] — List the agents you can talk to, or switch to one',
           '/models — List available models',
           '/memory [clear] — Show memory status',
           '/<skill-name> <task> — Activate an enabled skill for one turn',
@@ -332,12 +334,77 @@ describe('ChannelManager', () => {
     });
 
     it.each([
-      ['/frobnicate', 'Unknown command: /frobnicate. Available commands: /goal | /help | /memory | /models | /new | /status'],
-      ['//help', 'Unknown command: //help. Available commands: /goal | /help | /memory | /models | /new | /status'],
-      [' /new', 'Unknown command: /new. Available commands: /goal | /help | /memory | /models | /new | /status'],
+      ['/frobnicate', 'Unknown command: /frobnicate. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status'],
+      ['//help', 'Unknown command: //help. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status'],
+      [' /new', 'Unknown command: /new. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status'],
     ])('%j gets the unknown-command reply', async (text, expected) => {
       await manager.handle(inbound(text, { kind: 'command' }), signal);
       expect(egress.finals).toEqual([expected]);
+    });
+  });
+
+  describe('/agent and /bootstrap', () => {
+    const agents = (canCreate = true) => ({
+      canCreate,
+      availableTo: async () => [
+        { name: 'sql', description: 'Reviews SQL' },
+        { name: 'support', description: 'Answers product questions' },
+      ],
+    });
+    const contextOf = (i: number) => runtime.requests[i]?.request.context ?? {};
+
+    it('lists the agents, switches to one in a new conversation that keeps it across /new, and refuses one not offered', async () => {
+      manager = managerWith({ agents: agents() });
+      runtime.scripts.push([values('a')], [values('b')], [values('c')]);
+      await manager.handle(inbound('hello'), signal);
+      await manager.handle(inbound('/agent'), signal);
+      await manager.handle(inbound('/agent Support'), signal);
+      await manager.handle(inbound('hello support'), signal);
+      await manager.handle(inbound('/new'), signal);
+      await manager.handle(inbound('still support?'), signal);
+      await manager.handle(inbound('/agent triage'), signal);
+      expect(egress.finals).toEqual([
+        'a',
+        ['Current agent: lead', 'Agents you can talk to:', '• lead — the default agent', '• sql — Reviews SQL', '• support — Answers product questions', 'Switch with /agent <name>; /agent default goes back to the default.'].join('\n'),
+        'Now talking to support (Answers product questions). New conversation started.',
+        'b',
+        'New conversation started.',
+        'c',
+        "No agent named 'triage' is available to you. Agents you can talk to: lead, sql, support.",
+      ]);
+      expect(contextOf(0).agent_name).toBeUndefined();
+      expect(contextOf(1).agent_name).toBe('support');
+      expect(contextOf(2).agent_name).toBe('support');
+      const threads = runtime.requests.map((request) => request.threadId);
+      expect(new Set(threads).size).toBe(3);
+    });
+
+    it('answers a chat with its default agent, else its channel’s, until someone chooses another; /agent default goes back', async () => {
+      manager = managerWith({ agents: agents(), defaultAgents: { fake: 'support', [`fake/${chatId}`]: 'sql' } });
+      runtime.scripts.push([values('a')], [values('b')], [values('c')], [values('d')]);
+      await manager.handle(inbound('hello'), signal);
+      await manager.handle(inbound('hello', { chatId: `${chatId}-other` }), signal);
+      await manager.handle(inbound('/agent lead'), signal);
+      await manager.handle(inbound('hello lead'), signal);
+      await manager.handle(inbound('/agent default'), signal);
+      await manager.handle(inbound('hello again'), signal);
+      expect(runtime.requests.map((request) => request.request.context?.agent_name)).toEqual(['sql', 'support', 'lead', 'sql']);
+      expect(egress.finals).toContain('Now talking to sql (Reviews SQL). New conversation started.');
+    });
+
+    it('lets a trusted sender set up an agent in a conversation of its own, and only where agents can be saved', async () => {
+      manager = managerWith({ agents: agents(false) });
+      await manager.handle(inbound('/bootstrap'), signal);
+      await manager.handle(inbound('/bootstrap', { senderIsAllowlisted: true }), signal);
+      manager = managerWith({ agents: agents(true) });
+      runtime.scripts.push([values('What should it do?')], [values('Saved.')], [values('Normal again.')]);
+      await manager.handle(inbound('/bootstrap', { senderIsAllowlisted: true }), signal);
+      await manager.handle(inbound('It reviews SQL.', { senderIsAllowlisted: true }), signal);
+      await manager.handle(inbound('/new', { senderIsAllowlisted: true }), signal);
+      await manager.handle(inbound('hello', { senderIsAllowlisted: true }), signal);
+      expect(egress.finals.slice(0, 2)).toEqual([MESSAGES.bootstrapNotAllowed, MESSAGES.bootstrapUnavailable]);
+      expect(runtime.requests.map((request) => request.request.input?.messages[0]?.content)).toEqual(['Initialize workspace', 'It reviews SQL.', 'hello']);
+      expect(runtime.requests.map((request) => request.request.context?.is_bootstrap)).toEqual([true, true, undefined]);
     });
   });
 
@@ -413,7 +480,7 @@ describe('ChannelManager', () => {
       expect(egress.finals).toEqual([
         'Analysed.',
         'Skill `/old-skill` is installed but disabled. Enable it before using slash activation.',
-        'Unknown command: /nope. Available commands: /goal | /help | /memory | /models | /new | /status',
+        'Unknown command: /nope. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status',
         'Plain chat.',
       ]);
       expect(runtime.requests.map((r) => r.request.input?.messages[0]?.content)).toEqual(['/data-analysis sum it', 'hello']);
