@@ -106,9 +106,11 @@ describe('chatting in Telegram', () => {
 
   it('answers /help, /models, /cmd@bot and unknown commands, and lists the commands in the menu', async () => {
     expect(telegram.commands).toEqual([
+      { command: 'bootstrap', description: 'Start a bootstrap session (enables agent setup)' },
       { command: 'goal', description: 'Set, show, or clear an active goal' },
       { command: 'new', description: 'Start a new conversation' },
       { command: 'status', description: 'Show current thread info' },
+      { command: 'agent', description: 'List the agents you can talk to, or switch to one' },
       { command: 'models', description: 'List available models' },
       { command: 'memory', description: 'Show memory status' },
       { command: 'help', description: 'Show this help' },
@@ -117,9 +119,11 @@ describe('chatting in Telegram', () => {
     expect((await telegram.waitFor(() => replyTo(chatId, help.message_id))).text).toBe(
       [
         'Available commands:',
+        '/bootstrap — Start a bootstrap session (enables agent setup)',
         '/goal [condition|clear] — Set, show, or clear an active goal',
         '/new — Start a new conversation',
         '/status — Show current thread info',
+        '/agent [name] — List the agents you can talk to, or switch to one',
         '/models — List available models',
         '/memory [clear] — Show memory status',
         '/<skill-name> <task> — Activate an enabled skill for one turn',
@@ -130,7 +134,7 @@ describe('chatting in Telegram', () => {
     expect((await telegram.waitFor(() => replyTo(chatId, models.message_id))).text).toBe('Available models:\n• default\n• fast');
     // A slash word that is neither a command nor an installed skill gets the unknown-command reply.
     const skill = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/deploy now' });
-    await finalReply(chatId, skill.message_id, 'Unknown command: /deploy. Available commands: /goal | /help | /memory | /models | /new | /status');
+    await finalReply(chatId, skill.message_id, 'Unknown command: /deploy. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status');
     // Paths are not slash words: chat.
     const path = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/etc/hosts has a typo' });
     await finalReply(chatId, path.message_id, 'Echo: /etc/hosts has a typo');
