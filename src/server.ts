@@ -80,32 +80,42 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const agentsDir = options.agentsDir ?? (config.agents.dir === undefined ? DEFAULT_AGENTS_DIR : resolve(config.agents.dir));
   await assertDefaultAgentsExist(config.channels.default_agents, agentsDir);
   const agentCatalog = new AgentCatalog(agentsDir);
-  const runtime = await createEmbeddedRuntime({
-    db: database.db,
-    // Scaled out, a dead process's run frees its thread by the time its message is handed on
-    // (half the handover), so the takeover does not wait for it; alone, leases only guard restarts.
-    ...(isSoleProcess ? {} : { leaseMs: (config.redis.handover_seconds * 1000) / 2 }),
-    models: config.models,
-    agentsDir,
-    defaultAgentsDir: DEFAULT_AGENTS_DIR,
-    logger: logger.child({ component: 'runtime' }),
-    isSoleProcess,
-    maxBackgroundRuns: config.channels.max_background_runs,
-    chatModels: agent.chatModels,
-    tools: [...agent.sandboxTools, ...agent.webTools],
-    bashAccess: config.sandbox.bash_access,
-    shellIsolation: { isShellIsolated: agent.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: agent.sandboxIsolation.isExplicit },
-    promptSources: agent.promptSources,
-    memoryStore: agent.memoryStore,
-    goals: agent.goals,
-    afterRun: agent.afterRun,
-    summarization: config.summarization,
-    readImage: agent.readImage,
-    mcp: agent.mcp,
-    subagents: config.subagents,
-    // Only a folder the operator named is written to: never the agents shipped with the server.
-    ...(config.agents.dir === undefined ? {} : { agentSetupDir: agentsDir }),
-  });
+  const remoteAgent = config.runtime.url === undefined ? undefined : { url: config.runtime.url, host: new URL(config.runtime.url).host };
+  const runtime: AgentRuntime =
+    remoteAgent === undefined
+      ? await createEmbeddedRuntime({
+          db: database.db,
+          // Scaled out, a dead process's run frees its thread by the time its message is handed on
+          // (half the handover), so the takeover does not wait for it; alone, leases only guard restarts.
+          ...(isSoleProcess ? {} : { leaseMs: (config.redis.handover_seconds * 1000) / 2 }),
+          models: config.models,
+          agentsDir,
+          defaultAgentsDir: DEFAULT_AGENTS_DIR,
+          logger: logger.child({ component: 'runtime' }),
+          isSoleProcess,
+          maxBackgroundRuns: config.channels.max_background_runs,
+          chatModels: agent.chatModels,
+          tools: [...agent.sandboxTools, ...agent.webTools],
+          bashAccess: config.sandbox.bash_access,
+          shellIsolation: { isShellIsolated: agent.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: agent.sandboxIsolation.isExplicit },
+          promptSources: agent.promptSources,
+          memoryStore: agent.memoryStore,
+          goals: agent.goals,
+          afterRun: agent.afterRun,
+          summarization: config.summarization,
+          readImage: agent.readImage,
+          mcp: agent.mcp,
+          subagents: config.subagents,
+          // Only a folder the operator named is written to: never the agents shipped with the server.
+          ...(config.agents.dir === undefined ? {} : { agentSetupDir: agentsDir }),
+        })
+      : // Loaded only here: a server running its own agent never pays for the SDK client.
+        await (await import('./runtime/remote/index.js')).createRemoteRuntime({
+          url: remoteAgent.url,
+          ...(config.runtime.api_key === undefined ? {} : { apiKey: config.runtime.api_key }),
+          timeoutMs: config.runtime.timeout_seconds * 1000,
+          logger,
+        });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
   const coordination = await createCoordination(config, logger);
   const { bus } = coordination;
@@ -152,7 +162,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     turns: journal,
     channel: (name) => adapters.get(name),
     logger: logger.child({ component: 'manager' }),
-    sandboxPaths: agent.sandboxPaths,
+    // The agent server's sandbox holds a remote agent's files; none of this server's.
+    ...(remoteAgent === undefined ? { sandboxPaths: agent.sandboxPaths } : {}),
     resolveSkill: agent.resolveSkill,
     followUps: new FollowUpsRepo(database.db),
     metrics,
@@ -183,7 +194,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   for (const adapter of await createEnabledChannels(options, deps, perPlatform)) {
     adapters.set(adapter.name, adapter);
   }
-  warnAboutShellAccess(config, logger, agent.sandboxIsolation);
+  if (remoteAgent === undefined) warnAboutShellAccess(config, logger, agent.sandboxIsolation);
+  else logger.info({ host: remoteAgent.host }, 'the agent runs on the agent server at runtime.url: its shell, files and models are that server\'s');
   bus.start((message, signal, delivery) => manager.handle(message, signal, delivery));
   manager.start();
   // Alone on its database, every turn left unfinished is one a crash of this server interrupted:
@@ -199,7 +211,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const app = await buildApp({
     runtime,
     health: () =>
-      reportHealth(database, { bus, kind: coordination.kind }, runtime, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent, outbox),
+      reportHealth(database, { bus, kind: coordination.kind }, { runtime, remoteHost: remoteAgent?.host }, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent, outbox),
     metrics: { render: () => metrics.render(), isPublic: config.server.metrics_public },
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
@@ -354,7 +366,7 @@ function startHousekeeping(deliveries: WebhookDeliveriesRepo, outbox: Outbox, lo
 async function reportHealth(
   database: DatabaseHandle,
   queue: { bus: InboundBus; kind: HealthReport['bus']['kind'] },
-  runtime: AgentRuntime,
+  agentRuntime: { runtime: AgentRuntime; remoteHost: string | undefined },
   channels: [string, ChannelStatus][],
   agent: Pick<AgentServices, 'sandboxIsolation' | 'mcp'>,
   outbox: Outbox,
@@ -377,7 +389,8 @@ async function reportHealth(
       busStatus = { ok: false, kind: queue.kind, error: describeError(error).message };
     }),
   ]);
-  const models = runtime.models().map((m) => m.name);
+  const models = agentRuntime.runtime.models().map((m) => m.name);
+  const { remoteHost } = agentRuntime;
   return {
     // Without its database or its queue this process can take no message.
     ok: databaseStatus.ok && busStatus.ok,
@@ -385,7 +398,10 @@ async function reportHealth(
     bus: busStatus,
     channels: Object.fromEntries(channels),
     model: { configured: models.length > 0, models },
-    sandbox: { isolation: sandbox.kind, isExplicit: sandbox.isExplicit, ...(sandbox.reason === undefined ? {} : { reason: sandbox.reason }) },
+    // A remote agent's shell is the agent server's: its own /health tells.
+    ...(remoteHost === undefined
+      ? { runtime: { kind: 'embedded' as const }, sandbox: { isolation: sandbox.kind, isExplicit: sandbox.isExplicit, ...(sandbox.reason === undefined ? {} : { reason: sandbox.reason }) } }
+      : { runtime: { kind: 'remote' as const, host: remoteHost } }),
     ...(outboxCounts === undefined ? {} : { outbox: outboxCounts }),
     ...(agent.mcp.isEmpty ? {} : { mcp: agent.mcp.status() }),
   };

@@ -11,6 +11,8 @@ export const githubChannel: ChannelDefinition<GitHubConfig> = {
   configSchema: githubConfigSchema,
   // A configured secret keeps the route up while disabled, so the kill switch answers GitHub 200.
   isEnabled: (config) => config.enabled || config.webhook_secret !== undefined,
+  // Its agents act with `gh` on an installation token handed to this server's sandbox alone.
+  needsEmbeddedRuntime: (config) => config.enabled,
   // The SDK loads with the adapter, so a server without this channel never pays for it.
   create: async (config, deps) => (await import('./adapter.js')).createGitHubChannel(config, deps),
 };

@@ -472,6 +472,12 @@ export interface ChannelDefinition<Config = unknown> {
   configSchema: z.ZodType<Config>;
   /** Whether the parsed config asks for this channel to run. */
   isEnabled(config: Config): boolean;
+  /**
+   * Whether this channel's runs, as configured, need the agent in this process: they hand its
+   * shell credentials only this server holds (`runHooks.sandboxEnvironment`), which a remote
+   * agent server (`runtime.url`) never receives. Absent: never.
+   */
+  needsEmbeddedRuntime?(config: Config): boolean;
   /** Builds the adapter; it imports the platform's SDK, so only enabled channels load one. */
   create(config: Config, deps: ChannelDeps): Promise<ChannelAdapter>;
 }

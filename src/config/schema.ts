@@ -13,6 +13,7 @@ import type { ChannelDefinition } from '../channel/types.js';
 import { databaseConfigSchema } from '../db/config.js';
 import { serverConfigSchema } from '../gateway/config.js';
 import { conversationConfigShape } from '../manager/config.js';
+import { runtimeConfigSchema } from '../runtime/config.js';
 
 /** Platforms of the reference this build does not have; a block for one is ignored with a warning. */
 export const UNSUPPORTED_PLATFORMS = ['wechat', 'wecom', 'buzz'] as const;
@@ -53,6 +54,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
       })
       .prefault({}),
+    runtime: runtimeConfigSchema,
     models: modelsConfigSchema,
     sandbox: sandboxConfigSchema,
     memory: memoryConfigSchema,
@@ -97,7 +99,34 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
           context.addIssue({ code: 'custom', path: [...path], message: `no model named "${name}" under models:` });
         }
       }
+      if (config.runtime.url !== undefined) refineForRemoteAgent(config, platforms, context);
     });
+}
+
+/**
+ * With `runtime.url` the agent runs on the agent server: what would only work in this process is
+ * refused, so that nobody believes it is in use.
+ */
+function refineForRemoteAgent(
+  config: { models: readonly unknown[]; mcp_servers: Record<string, unknown>; channels: Record<string, unknown> },
+  platforms: readonly ChannelDefinition[],
+  context: z.RefinementCtx,
+): void {
+  const elsewhere = 'runs on the agent server at runtime.url: configure it there';
+  if (config.models.length > 0) context.addIssue({ code: 'custom', path: ['models'], message: `not used: the agent ${elsewhere}` });
+  if (Object.keys(config.mcp_servers).length > 0) {
+    context.addIssue({ code: 'custom', path: ['mcp_servers'], message: `not used: the agent ${elsewhere}` });
+  }
+  for (const platform of platforms) {
+    const channelConfig = config.channels[platform.name];
+    if (channelConfig !== undefined && platform.needsEmbeddedRuntime?.(channelConfig) === true) {
+      context.addIssue({
+        code: 'custom',
+        path: ['channels', platform.name],
+        message: `needs the agent in this process (no runtime.url): its runs get shell credentials that are never sent to another server`,
+      });
+    }
+  }
 }
 
 export type Config = z.infer<ReturnType<typeof buildConfigSchema>>;

@@ -17,6 +17,8 @@ export interface HealthReport {
   /** Keyed by channel name (`telegram`, `slack`, ...); `reason` says why one is not running. */
   channels: Record<string, { running: boolean; standby?: boolean; reason?: string }>;
   model: { configured: boolean; models: string[] };
+  /** Where the agent runs: in this process, or on the agent server at `host` (`runtime.url`). Absent when the process reports none. */
+  runtime?: { kind: 'embedded' } | { kind: 'remote'; host: string };
   /**
    * How shell commands are isolated: `bubblewrap`, or `none` (unsandboxed); `isExplicit` = the
    * operator chose it, `reason` = why isolation is off. Absent when the process reports none.

@@ -199,7 +199,7 @@ export class ChannelManager {
         isReleased = true;
       }
       await reply
-        ?.finish(MESSAGES.internalError, FAILED)
+        ?.finish(writtenMessageOf(error), FAILED)
         .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
       this.answered(message, 'failed');
     } finally {
@@ -729,6 +729,11 @@ function withNotice(partial: string, notice: string): string {
 }
 
 /** Refused before the run started: the thread is busy, or no model exists. */
+/** The sentence written for users that `error` carries (an agent server that is gone), else the generic one. */
+function writtenMessageOf(error: unknown): string {
+  return (error instanceof AppError ? error.userMessage : undefined) ?? MESSAGES.internalError;
+}
+
 function isRefusal(error: unknown): error is AppError {
   return error instanceof AppError && (error.code === 'THREAD_BUSY' || error.code === 'MODEL_NOT_CONFIGURED');
 }

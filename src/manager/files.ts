@@ -25,7 +25,7 @@ export interface ReceivedFiles {
  */
 export class ConversationFiles {
   constructor(
-    /** Absent: the server has no sandbox, so files are noted as unavailable and none are sent. */
+    /** Absent: no sandbox here (the agent runs on another server), so files are noted as not carried and none are sent. */
     private readonly sandboxPaths: ((userId: string, threadId: string) => SandboxPaths) | undefined,
     private readonly logger: Logger,
   ) {}
@@ -40,7 +40,8 @@ export class ConversationFiles {
     const fetched: UploadInput[] = [];
     for (const file of files) {
       if (!channel.files || !this.sandboxPaths) {
-        notes.push(MESSAGES.attachmentUnavailable(platform, file.name, 'files are not supported here'));
+        const reason = channel.files ? MESSAGES.filesNotCarried : MESSAGES.filesNotSupported;
+        notes.push(MESSAGES.attachmentUnavailable(platform, file.name, reason));
         continue;
       }
       try {
@@ -62,14 +63,16 @@ export class ConversationFiles {
 
   /**
    * The files the agent presented this turn that are regular files in its outputs, and the
-   * name of every presented file (refused ones first) for the `Created File` line.
+   * name of every presented file (refused ones first) for the `Created File` line. Without a
+   * sandbox here (the agent's is on another server) none is sent, and the line still names them.
    */
   async presented(values: unknown, userId: string, threadId: string): Promise<{ files: OutboundFile[]; names: string[] }> {
     const paths = presentedFiles(values);
-    if (paths.length === 0 || !this.sandboxPaths) return { files: [], names: [] };
+    if (paths.length === 0) return { files: [], names: [] };
+    if (!this.sandboxPaths) return { files: [], names: paths.map(baseName) };
     const { files, unresolved } = await resolveOutputFiles(this.sandboxPaths(userId, threadId), paths);
     if (unresolved.length > 0) this.logger.warn({ threadId, count: unresolved.length }, 'presented files skipped: not regular files under outputs');
-    return { files, names: [...unresolved.map((path) => path.split('/').at(-1) ?? path), ...files.map((file) => file.name)] };
+    return { files, names: [...unresolved.map(baseName), ...files.map((file) => file.name)] };
   }
 
   /** Sends files after the final text; one failing file never stops the others. Never throws. */
@@ -81,4 +84,8 @@ export class ConversationFiles {
       });
     }
   }
+}
+
+function baseName(virtualPath: string): string {
+  return virtualPath.split('/').at(-1) ?? virtualPath;
 }

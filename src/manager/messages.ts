@@ -35,6 +35,8 @@ export const MESSAGES = {
   skillDisabled: (name: string) => `Skill \`/${name}\` is installed but disabled. Enable it before using slash activation.`,
   skillResolveFailed: 'Failed to resolve slash skill command. Please check the skill configuration.',
   attachmentUnavailable: (platform: string, name: string, reason: string) => `[${platform} attachment unavailable: ${name} (${reason})]`,
+  filesNotSupported: 'files are not supported here',
+  filesNotCarried: 'this server does not pass files to the agent server',
   skillHelpLine: '/<skill-name> <task> — Activate an enabled skill for one turn',
   memoryCount: (count: number) => `Memory contains ${count} fact(s).`,
   moreFacts: (count: number) => `… and ${count} more.`,

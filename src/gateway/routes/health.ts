@@ -9,6 +9,9 @@ export const healthReportSchema = z.object({
   bus: z.object({ ok: z.boolean(), kind: z.enum(['in-process', 'redis']), error: z.string().optional() }),
   channels: z.record(z.string(), z.object({ running: z.boolean(), standby: z.boolean().optional(), reason: z.string().optional() })),
   model: z.object({ configured: z.boolean(), models: z.array(z.string()) }),
+  runtime: z
+    .discriminatedUnion('kind', [z.object({ kind: z.literal('embedded') }), z.object({ kind: z.literal('remote'), host: z.string() })])
+    .optional(),
   sandbox: z
     .object({ isolation: z.enum(['bubblewrap', 'none']), isExplicit: z.boolean(), reason: z.string().optional() })
     .optional(),

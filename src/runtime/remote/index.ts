@@ -1,6 +1,7 @@
 import { Client } from '@langchain/langgraph-sdk/client';
 import { AgentError, AppError, ConfigError, describeError, NotFoundError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import { apiRootProblem } from '../config.js';
 import type {
   AgentRuntime,
   CreateThreadRequest,
@@ -66,18 +67,9 @@ export async function createRemoteRuntime(options: RemoteRuntimeOptions): Promis
 }
 
 function parseApiRoot(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ConfigError(['url: must be an absolute http(s) URL of the agent server API, e.g. http://agent-host:8001/api']);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(['url: must use http or https']);
-  // Paths are appended to it, and a key belongs in `apiKey`, where it is never logged.
-  if (parsed.username !== '' || parsed.password !== '' || parsed.search !== '' || parsed.hash !== '') {
-    throw new ConfigError(['url: must be the API root alone, without credentials, query or fragment (the key goes in api_key)']);
-  }
-  return parsed;
+  const problem = apiRootProblem(url);
+  if (problem !== undefined) throw new ConfigError([`url: ${problem}`]);
+  return new URL(url);
 }
 
 class RemoteRuntime implements AgentRuntime {

@@ -17,6 +17,9 @@ function issuesOf(fn: () => unknown): string[] {
   throw new Error('expected a ConfigError');
 }
 
+/** Shaped like a GitHub App's key; never used to sign. */
+const PEM_KEY = '-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n';
+
 function writeConfig(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'dfc-config-'));
   const path = join(dir, 'config.yaml');
@@ -137,6 +140,47 @@ describe('parseConfig', () => {
       parseConfig({ models: [{ name: 'a', model: 'm1' }, { name: 'a', model: 'm2' }] }, {}, platforms),
     );
     expect(issues).toEqual(['models: model names must be unique']);
+  });
+
+  it('takes runtime.url with its key, and the agent on this process without one', () => {
+    expect(parseConfig({}, {}, platforms).runtime).toEqual({ timeout_seconds: 30 });
+    const config = parseConfig({ runtime: { url: 'http://agent-host:8001/api', api_key: '$AGENT_KEY' } }, { AGENT_KEY: 'k-1' }, platforms);
+    expect(config.runtime).toEqual({ url: 'http://agent-host:8001/api', api_key: 'k-1', timeout_seconds: 30 });
+  });
+
+  it('refuses a runtime.url that is no API root, and a key without a URL', () => {
+    expect(issuesOf(() => parseConfig({ runtime: { url: 'agent-host:8001' } }, {}, platforms))).toEqual(['runtime.url: must use http or https']);
+    expect(issuesOf(() => parseConfig({ runtime: { url: 'not a url' } }, {}, platforms))).toEqual([
+      'runtime.url: must be an absolute http(s) URL of the agent server API, e.g. http://agent-host:8001/api',
+    ]);
+    for (const url of ['http://u:p@agent-host/api', 'http://agent-host/api?key=1', 'http://agent-host/api#x']) {
+      expect(issuesOf(() => parseConfig({ runtime: { url } }, {}, platforms))).toEqual([
+        'runtime.url: must be the API root alone, without credentials, query or fragment (the key goes in api_key)',
+      ]);
+    }
+    expect(issuesOf(() => parseConfig({ runtime: { api_key: 'k' } }, {}, platforms))).toEqual(['runtime.api_key: is only used with runtime.url']);
+  });
+
+  it('refuses, with runtime.url, what only an agent in this process would use', () => {
+    const issues = issuesOf(() =>
+      parseConfig(
+        {
+          runtime: { url: 'http://agent-host:8001/api' },
+          models: [{ name: 'default', model: 'm' }],
+          mcp_servers: { files: { command: 'mcp-files' } },
+          channels: { github: { enabled: true, webhook_secret: 'whsec-0123456789', app_id: '1', private_key: PEM_KEY }, telegram: { enabled: true, bot_token: '1:x' } },
+        },
+        {},
+        platforms,
+      ),
+    );
+    expect(issues).toEqual([
+      'models: not used: the agent runs on the agent server at runtime.url: configure it there',
+      'mcp_servers: not used: the agent runs on the agent server at runtime.url: configure it there',
+      'channels.github: needs the agent in this process (no runtime.url): its runs get shell credentials that are never sent to another server',
+    ]);
+    // The kill switch alone (a secret, not enabled) runs no agent: it may stay.
+    expect(() => parseConfig({ runtime: { url: 'http://agent-host:8001/api' }, channels: { github: { enabled: false, webhook_secret: 'whsec-0123456789' } } }, {}, platforms)).not.toThrow();
   });
 
   it('warns about platform blocks this build does not support', () => {
