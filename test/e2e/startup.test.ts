@@ -21,6 +21,7 @@ describe('starting the server', () => {
       bus: { ok: true, kind: 'in-process' },
       channels: {},
       model: { configured: false, models: [] },
+      runtime: { kind: 'embedded' },
       // sandbox.isolation: auto, on a machine with bubblewrap (CI installs it).
       sandbox: { isolation: 'bubblewrap', isExplicit: false },
       outbox: { pending: 0, dead: 0 },
