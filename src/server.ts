@@ -17,6 +17,7 @@ import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
 import { SqlOutboxStore } from './db/repos/outbox-repo.js';
+import { SchedulesRepo } from './db/repos/schedules-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
@@ -32,6 +33,8 @@ import { ServerMetrics } from './metrics.js';
 import { DEFAULT_AGENTS_DIR, DEFAULT_SKILLS_DIR, PACKAGE_ROOT } from './paths.js';
 import { createEmbeddedRuntime } from './runtime/embedded/index.js';
 import type { AgentRuntime } from './runtime/types.js';
+import { ScheduleBook } from './schedules/book.js';
+import { Scheduler } from './schedules/scheduler.js';
 
 export interface StartServerOptions {
   config: Config;
@@ -152,6 +155,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   // Every adapter commits here: a message is in the journal before the bus takes it.
   const intake = new JournaledIntake({ intake: bus, journal, logger: logger.child({ component: 'intake' }), onDuplicate: (channel) => metrics.duplicate(channel) });
+  // Every process fires what is due; the database decides which one fires each occurrence.
+  const schedulesRepo = new SchedulesRepo(database.db);
+  const scheduler = config.schedules.enabled ? new Scheduler({ repo: schedulesRepo, intake, logger }) : undefined;
+  const schedules = config.schedules.enabled
+    ? new ScheduleBook({ repo: schedulesRepo, runtime, config: config.schedules, onChange: () => scheduler?.poke() })
+    : undefined;
   const manager = new ChannelManager({
     runtime,
     threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, {
@@ -172,6 +181,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     databaseWaitMs: config.channels.outbox_deadline_seconds * 1000,
     agents: { availableTo: (userId) => agentCatalog.availableTo(userId), canCreate: config.agents.dir !== undefined },
     defaultAgents: config.channels.default_agents,
+    ...(schedules === undefined ? {} : { schedules }),
   });
   const deliveries = new WebhookDeliveriesRepo(database.db);
   const channelState = new ChannelStateRepo(database.db);
@@ -205,6 +215,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await releaseAbandonedDeliveries(deliveries, logger);
     await manager.resumeUnfinishedTurns(intake);
   }
+  // After the resumed turns: an occurrence a crash left in the journal is refused there as taken.
+  scheduler?.start();
   outbox.start();
   const housekeeping = startHousekeeping(deliveries, outbox, logger);
 
@@ -239,6 +251,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await attemptsEnded;
       await Promise.allSettled([...adapters.values()].filter((a) => a.status().running).map((a) => a.stop()));
       await starter.releaseLeases();
+      await scheduler?.stop();
       await coordination.close();
       clearInterval(housekeeping);
       manager.stop();

@@ -122,6 +122,12 @@ export interface InboundMessage {
    */
   resumes?: number;
   /**
+   * Set by core's scheduler, never by ingress: the message is an occurrence of a schedule
+   * (issue #17). It runs on the schedule's own thread, with nobody there to answer a question,
+   * and its reply is a new message in the chat.
+   */
+  scheduled?: { scheduleId: string; threadId: string };
+  /**
    * Plain data ingress keeps for the same platform's adapter (GitHub: installation id, what to
    * react to). Carried through the bus and the follow-up buffer; core never reads it.
    */

@@ -14,6 +14,7 @@ import { databaseConfigSchema } from '../db/config.js';
 import { serverConfigSchema } from '../gateway/config.js';
 import { conversationConfigShape } from '../manager/config.js';
 import { runtimeConfigSchema } from '../runtime/config.js';
+import { schedulesConfigSchema } from '../schedules/config.js';
 
 /** Platforms of the reference this build does not have; a block for one is ignored with a warning. */
 export const UNSUPPORTED_PLATFORMS = ['wechat', 'wecom', 'buzz'] as const;
@@ -63,6 +64,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
     mcp_servers: mcpServersConfigSchema,
     subagents: subagentsConfigSchema,
     goals: goalsConfigSchema,
+    schedules: schedulesConfigSchema,
     skills: z
       .strictObject({
         dir: z

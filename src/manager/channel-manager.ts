@@ -21,6 +21,7 @@ import { AppError, describeError, isDatabaseUnavailable, ThreadBusyError } from 
 import type { Logger } from '../logger.js';
 import type { MessageMetrics } from '../metrics.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
+import type { ScheduleBook } from '../schedules/book.js';
 import { sleep } from '../time.js';
 import { type AgentChoices, builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { ConversationFiles } from './files.js';
@@ -71,6 +72,8 @@ export interface ChannelManagerDeps {
   agents?: AgentChoices;
   /** Default agent per chat (`telegram/12345`) or channel (`telegram`), from `channels.default_agents`. */
   defaultAgents?: Readonly<Record<string, string>>;
+  /** The schedules people keep (`/schedule`); absent = schedules are off. */
+  schedules?: ScheduleBook;
 }
 
 /** Who a chat identity is on this server. */
@@ -329,7 +332,7 @@ export class ChannelManager {
    * {@link DEAD_RUN_WAIT_MS}.
    */
   private async awaitDeadRun(message: InboundMessage, signal: AbortSignal, log: Logger): Promise<void> {
-    const threadId = await this.deps.threads.find(message);
+    const threadId = message.scheduled?.threadId ?? (await this.deps.threads.find(message));
     if (threadId === undefined) return;
     log.info('waiting for the run of a worker that died to release the thread');
     await this.awaitIdleThread(threadId, DEAD_RUN_WAIT_MS, signal);
@@ -404,6 +407,7 @@ export class ChannelManager {
       defaultAgent,
       agents: this.deps.agents,
       isTrustedSender: isTrustedSender(message, this.deps.identities !== undefined),
+      schedules: this.deps.schedules,
     });
     if ('reply' in result) {
       await reply.finish(result.reply);
@@ -452,13 +456,18 @@ export class ChannelManager {
       await reply.finish(MESSAGES.emptyMessage);
       return { failed: false };
     }
-    const conversation = await this.deps.threads.resolveConversation(message);
+    // A schedule's occurrence runs on the schedule's thread with the agent it was made with.
+    const conversation = message.scheduled
+      ? { threadId: message.scheduled.threadId, agentName: undefined, isBootstrapping: false }
+      : await this.deps.threads.resolveConversation(message);
     const threadId = conversation.threadId;
     // A GitHub binding names its agent; a chat runs the agent chosen for it, else its default.
     const agentName = message.agentName ?? conversation.agentName ?? this.defaultAgentOf(message);
     const context = {
       ...(agentName === undefined ? {} : { agent_name: agentName }),
       ...(conversation.isBootstrapping ? { is_bootstrap: true } : {}),
+      // Nobody is there to answer a question when a schedule fires.
+      ...(message.scheduled ? { disable_clarification: true } : {}),
       ...extraContext,
     };
     const turn = () => this.chatOnThread(message, text, threadId, reply, channel, signal, context);

@@ -30,7 +30,7 @@ const WORKING = 'Working on it...';
 const EXTRACTION_PROMPT = 'You maintain the long-term memory a chat assistant keeps about one user.';
 /** Opening of the goal evaluator prompt (src/agent/goals/evaluator.ts). */
 const EVALUATOR_PROMPT = 'You judge whether an AI assistant has achieved a goal the user set for a conversation.';
-const UNKNOWN_COMMAND_TAIL = 'Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status';
+const UNKNOWN_COMMAND_TAIL = 'Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /schedule | /status';
 /** Private chats: the chat id is the sender's user id, so these are both. All are allow-listed. */
 const TRUSTED_USERS = Array.from({ length: 40 }, (_, i) => 7000 + i);
 /** A valid 1×1 PNG (one red pixel), built by hand from the spec's IHDR, IDAT and IEND chunks. */

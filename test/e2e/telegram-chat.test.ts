@@ -108,6 +108,7 @@ describe('chatting in Telegram', () => {
     expect(telegram.commands).toEqual([
       { command: 'bootstrap', description: 'Start a bootstrap session (enables agent setup)' },
       { command: 'goal', description: 'Set, show, or clear an active goal' },
+      { command: 'schedule', description: 'Run a task on a schedule and post the result here' },
       { command: 'new', description: 'Start a new conversation' },
       { command: 'status', description: 'Show current thread info' },
       { command: 'agent', description: 'List the agents you can talk to, or switch to one' },
@@ -121,6 +122,7 @@ describe('chatting in Telegram', () => {
         'Available commands:',
         '/bootstrap — Start a bootstrap session (enables agent setup)',
         '/goal [condition|clear] — Set, show, or clear an active goal',
+        '/schedule <when> <task> | list | cancel <id> — Run a task on a schedule and post the result here',
         '/new — Start a new conversation',
         '/status — Show current thread info',
         '/agent [name] — List the agents you can talk to, or switch to one',
@@ -134,7 +136,7 @@ describe('chatting in Telegram', () => {
     expect((await telegram.waitFor(() => replyTo(chatId, models.message_id))).text).toBe('Available models:\n• default\n• fast');
     // A slash word that is neither a command nor an installed skill gets the unknown-command reply.
     const skill = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/deploy now' });
-    await finalReply(chatId, skill.message_id, 'Unknown command: /deploy. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status');
+    await finalReply(chatId, skill.message_id, 'Unknown command: /deploy. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /schedule | /status');
     // Paths are not slash words: chat.
     const path = telegram.sendUserMessage({ chatId, chatType: 'private', text: '/etc/hosts has a typo' });
     await finalReply(chatId, path.message_id, 'Echo: /etc/hosts has a typo');

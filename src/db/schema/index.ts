@@ -6,3 +6,4 @@ export * from './goals.js';
 export * from './memory.js';
 export * from './skills.js';
 export * from './webhooks.js';
+export * from './schedules.js';

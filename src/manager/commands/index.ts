@@ -5,6 +5,7 @@ import { helpCommand } from './help.js';
 import { memoryCommand } from './memory.js';
 import { modelsCommand } from './models.js';
 import { newCommand } from './new.js';
+import { scheduleCommand } from './schedule.js';
 import { statusCommand } from './status.js';
 import type { Command } from './types.js';
 
@@ -14,6 +15,7 @@ export type { AgentChoices, Command, CommandContext, CommandResult } from './typ
 export const builtinCommands: readonly Command[] = [
   bootstrapCommand,
   goalCommand,
+  scheduleCommand,
   newCommand,
   statusCommand,
   agentCommand,

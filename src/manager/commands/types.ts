@@ -1,5 +1,6 @@
 import type { InboundMessage } from '../../channel/types.js';
 import type { AgentRuntime } from '../../runtime/types.js';
+import type { ScheduleBook } from '../../schedules/book.js';
 import type { ThreadResolver } from '../threads.js';
 
 /** The custom agents people may choose in chat, and whether new ones can be made (`/bootstrap`). */
@@ -28,6 +29,8 @@ export interface CommandContext {
   agents?: AgentChoices | undefined;
   /** The sender may use what only trusted senders may (the shell, setting up agents). */
   isTrustedSender: boolean;
+  /** The schedules people keep (`/schedule`); absent = schedules are off. */
+  schedules?: ScheduleBook | undefined;
 }
 
 /** A reply to send, or a chat turn to run instead (for commands like `/bootstrap`). */

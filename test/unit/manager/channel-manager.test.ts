@@ -289,6 +289,7 @@ describe('ChannelManager', () => {
           'Available commands:',
           '/bootstrap — Start a bootstrap session (enables agent setup)',
           '/goal [condition|clear] — Set, show, or clear an active goal',
+          '/schedule <when> <task> | list | cancel <id> — Run a task on a schedule and post the result here',
           '/new — Start a new conversation',
           '/status — Show current thread info',
           '/agent [name] — List the agents you can talk to, or switch to one',
@@ -334,9 +335,9 @@ describe('ChannelManager', () => {
     });
 
     it.each([
-      ['/frobnicate', 'Unknown command: /frobnicate. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status'],
-      ['//help', 'Unknown command: //help. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status'],
-      [' /new', 'Unknown command: /new. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status'],
+      ['/frobnicate', 'Unknown command: /frobnicate. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /schedule | /status'],
+      ['//help', 'Unknown command: //help. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /schedule | /status'],
+      [' /new', 'Unknown command: /new. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /schedule | /status'],
     ])('%j gets the unknown-command reply', async (text, expected) => {
       await manager.handle(inbound(text, { kind: 'command' }), signal);
       expect(egress.finals).toEqual([expected]);
@@ -480,7 +481,7 @@ describe('ChannelManager', () => {
       expect(egress.finals).toEqual([
         'Analysed.',
         'Skill `/old-skill` is installed but disabled. Enable it before using slash activation.',
-        'Unknown command: /nope. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /status',
+        'Unknown command: /nope. Available commands: /agent | /bootstrap | /goal | /help | /memory | /models | /new | /schedule | /status',
         'Plain chat.',
       ]);
       expect(runtime.requests.map((r) => r.request.input?.messages[0]?.content)).toEqual(['/data-analysis sum it', 'hello']);

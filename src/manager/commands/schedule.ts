@@ -1,0 +1,89 @@
+import type { ScheduleChange } from '../../schedules/book.js';
+import { SCHEDULE_MESSAGES } from '../../schedules/messages.js';
+import type { ScheduleOrigin, ScheduleRecord } from '../../schedules/types.js';
+import { describeSchedule, formatRunTime } from '../../schedules/when.js';
+import type { Command, CommandContext } from './types.js';
+
+const ACTIONS = new Set(['pause', 'resume', 'cancel']);
+
+/**
+ * `/schedule <when> <task>` makes a schedule whose runs answer into this chat; `/schedule` or
+ * `/schedule list` shows the sender's schedules made here; `/schedule pause|resume|cancel <id>`
+ * changes one of theirs (issue #17).
+ */
+export const scheduleCommand: Command = {
+  name: 'schedule',
+  usage: '/schedule <when> <task> | list | cancel <id>',
+  description: 'Run a task on a schedule and post the result here',
+  async run(context) {
+    const book = context.schedules;
+    if (!book) return { reply: SCHEDULE_MESSAGES.disabled };
+    const [first = '', ...rest] = context.args.split(/\s+/);
+    const action = first.toLowerCase();
+    try {
+      if (action === '' || action === 'list') return { reply: await listReply(context) };
+      if (action === 'help') return { reply: SCHEDULE_MESSAGES.usage };
+      if (ACTIONS.has(action)) {
+        const id = rest.join(' ').trim();
+        if (id === '') return { reply: SCHEDULE_MESSAGES.missingId(action) };
+        const changed = await book[action as 'pause' | 'resume' | 'cancel'](context.userId, id);
+        return { reply: changeReply(action, id, changed) };
+      }
+      const made = await book.create({ ownerUserId: context.userId, origin: originOf(context), text: context.args });
+      if (!made.ok) return { reply: refusal(made, book.maxPerUser) };
+      const { schedule } = made;
+      return { reply: SCHEDULE_MESSAGES.created(schedule.id, describeSchedule(schedule.spec), nextText(schedule), schedule.task) };
+    } catch {
+      return { reply: SCHEDULE_MESSAGES.failed };
+    }
+  },
+};
+
+/** What a schedule keeps of the message that made it; the agent is the conversation's now. */
+function originOf({ message, currentAgent }: CommandContext): ScheduleOrigin {
+  return {
+    channel: message.channel,
+    chatId: message.chatId,
+    userId: message.userId,
+    isPrivateChat: message.isPrivateChat,
+    ...(message.topicId === undefined ? {} : { topicId: message.topicId }),
+    ...(message.workspaceId === undefined ? {} : { workspaceId: message.workspaceId }),
+    ...(message.senderIsAllowlisted === undefined ? {} : { senderIsAllowlisted: message.senderIsAllowlisted }),
+    ...(message.platformData === undefined ? {} : { platformData: message.platformData }),
+    ...(currentAgent === undefined ? {} : { agentName: currentAgent }),
+  };
+}
+
+async function listReply(context: CommandContext): Promise<string> {
+  const schedules = await (context.schedules as NonNullable<CommandContext['schedules']>).list(context.userId, context.message);
+  if (schedules.length === 0) return SCHEDULE_MESSAGES.none;
+  const lines = schedules.map((schedule) =>
+    SCHEDULE_MESSAGES.listLine(
+      schedule.id,
+      describeSchedule(schedule.spec),
+      schedule.state === 'paused' ? SCHEDULE_MESSAGES.paused : SCHEDULE_MESSAGES.nextRun(nextText(schedule)),
+      schedule.task,
+    ),
+  );
+  return [SCHEDULE_MESSAGES.listHeader, ...lines].join('\n');
+}
+
+function changeReply(action: string, id: string, change: ScheduleChange): string {
+  if (!change.ok) return SCHEDULE_MESSAGES.notFound(id);
+  const { schedule } = change;
+  if (action === 'pause') return SCHEDULE_MESSAGES.pausedOne(schedule.id);
+  if (action === 'cancel') return SCHEDULE_MESSAGES.cancelledOne(schedule.id);
+  return schedule.nextRunAt === undefined
+    ? SCHEDULE_MESSAGES.resumedNothingLeft(schedule.id)
+    : SCHEDULE_MESSAGES.resumedOne(schedule.id, nextText(schedule));
+}
+
+function refusal(change: Exclude<ScheduleChange, { ok: true }>, maxPerUser: number): string {
+  if (change.reason === 'refused') return change.message;
+  if (change.reason === 'too_many') return SCHEDULE_MESSAGES.tooMany(maxPerUser);
+  return SCHEDULE_MESSAGES.failed;
+}
+
+function nextText(schedule: ScheduleRecord): string {
+  return schedule.nextRunAt === undefined ? '—' : formatRunTime(schedule.nextRunAt, schedule.spec.timezone);
+}

@@ -1,0 +1,123 @@
+import { randomInt } from 'node:crypto';
+import type { SchedulesRepo } from '../db/repos/schedules-repo.js';
+import type { AgentRuntime } from '../runtime/types.js';
+import { type SchedulesConfig, scheduleTimeZone } from './config.js';
+import type { ScheduleOrigin, ScheduleRecord } from './types.js';
+import { nextRunAfter, parseSchedule } from './when.js';
+
+/** What a change to a schedule came to: the schedule as it is now, or a sentence for the person. */
+export type ScheduleChange =
+  | { ok: true; schedule: ScheduleRecord }
+  | { ok: false; reason: 'not_found' | 'too_many' }
+  /** What was typed is no schedule: `message` says why, for the person. */
+  | { ok: false; reason: 'refused'; message: string };
+
+export interface ScheduleBookOptions {
+  repo: SchedulesRepo;
+  /** Each schedule gets its own thread there. */
+  runtime: Pick<AgentRuntime, 'createThread'>;
+  config: SchedulesConfig;
+  now?: () => number;
+  /** Told after a schedule was made or resumed, so the scheduler looks again before its usual wait. */
+  onChange?: () => void;
+}
+
+/** Ids people type: 6 characters without look-alikes (no 0/o, 1/l). */
+const ID_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
+const ID_LENGTH = 6;
+const ID_ATTEMPTS = 5;
+
+/**
+ * The schedules people keep (issue #17): made from what they type, listed, paused, resumed and
+ * cancelled, each only by its owner (or the operator). Firing them is the scheduler's.
+ */
+export class ScheduleBook {
+  private readonly now: () => number;
+  /** The zone wall-clock words are read in. */
+  readonly timezone: string;
+
+  constructor(private readonly options: ScheduleBookOptions) {
+    this.now = options.now ?? Date.now;
+    this.timezone = scheduleTimeZone(options.config);
+  }
+
+  /** The most active and paused schedules one person may have. */
+  get maxPerUser(): number {
+    return this.options.config.max_per_user;
+  }
+
+  /**
+   * Makes a schedule from `text` (`every weekday 09:00 summarise the open PRs`) for `ownerUserId`,
+   * answering into the chat `origin` names. Nothing is stored when the text is refused or the
+   * owner has `max_per_user` schedules already.
+   */
+  async create(input: { ownerUserId: string; origin: ScheduleOrigin; text: string }): Promise<ScheduleChange> {
+    const now = new Date(this.now());
+    const parsed = parseSchedule(input.text, { now, timezone: this.timezone, minIntervalSeconds: this.options.config.min_interval_seconds });
+    if (!parsed.ok) return { ok: false, reason: 'refused', message: parsed.error };
+    if ((await this.options.repo.countLive(input.ownerUserId)) >= this.options.config.max_per_user) return { ok: false, reason: 'too_many' };
+    const thread = await this.options.runtime.createThread({
+      metadata: { owner_user_id: input.ownerUserId, schedule_source: { provider: input.origin.channel, chat_id: input.origin.chatId } },
+    });
+    for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
+      const schedule = {
+        id: newScheduleId(),
+        ownerUserId: input.ownerUserId,
+        origin: input.origin,
+        threadId: thread.thread_id,
+        task: parsed.task,
+        spec: parsed.spec,
+        missed: 'run_once' as const,
+        nextRunAt: nextRunAfter(parsed.spec, now),
+      };
+      if (await this.options.repo.insert(schedule)) {
+        this.options.onChange?.();
+        return { ok: true, schedule: { ...schedule, state: 'active', lastRunAt: undefined, createdAt: now } };
+      }
+    }
+    throw new Error('could not draw a free schedule id');
+  }
+
+  /** The owner's active and paused schedules made in this chat, oldest first. */
+  list(ownerUserId: string, chat: Pick<ScheduleOrigin, 'channel' | 'chatId' | 'topicId'>): Promise<ScheduleRecord[]> {
+    return this.options.repo.listLive(ownerUserId, chat);
+  }
+
+  /** Stops an active schedule from firing until resumed. `ownerUserId` undefined: the operator. */
+  pause(ownerUserId: string | undefined, id: string): Promise<ScheduleChange> {
+    return this.change(ownerUserId, id, async () => ({ state: 'paused', nextRunAt: undefined }));
+  }
+
+  /** Lets a paused schedule fire again from its next occurrence after now (missed ones are not made up). */
+  resume(ownerUserId: string | undefined, id: string): Promise<ScheduleChange> {
+    return this.change(ownerUserId, id, async (schedule) => {
+      const next = nextRunAfter(schedule.spec, new Date(this.now()));
+      return next === undefined ? { state: 'done', nextRunAt: undefined } : { state: 'active', nextRunAt: next };
+    });
+  }
+
+  /** Ends a schedule for good; its thread stays, with what it did. */
+  cancel(ownerUserId: string | undefined, id: string): Promise<ScheduleChange> {
+    return this.change(ownerUserId, id, async () => ({ state: 'cancelled', nextRunAt: undefined }));
+  }
+
+  private async change(
+    ownerUserId: string | undefined,
+    id: string,
+    decide: (schedule: ScheduleRecord) => Promise<{ state: ScheduleRecord['state']; nextRunAt: Date | undefined }>,
+  ): Promise<ScheduleChange> {
+    const current = await this.options.repo.get(id.toLowerCase());
+    if (current === undefined || (ownerUserId !== undefined && current.ownerUserId !== ownerUserId)) return { ok: false, reason: 'not_found' };
+    const { state, nextRunAt } = await decide(current);
+    const changed = await this.options.repo.setState(current.id, ownerUserId, state, nextRunAt);
+    if (changed === undefined) return { ok: false, reason: 'not_found' };
+    if (state === 'active') this.options.onChange?.();
+    return { ok: true, schedule: changed };
+  }
+}
+
+function newScheduleId(): string {
+  let id = '';
+  for (let i = 0; i < ID_LENGTH; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
+  return id;
+}

@@ -1,0 +1,26 @@
+/** Every text `/schedule` shows a person, in one place. */
+export const SCHEDULE_MESSAGES = {
+  disabled: 'Schedules are off on this server.',
+  usage: [
+    'Usage:',
+    '/schedule <when> <task> — e.g. /schedule every weekday 09:00 summarise the open PRs',
+    '/schedule list — your schedules in this chat',
+    '/schedule pause <id> | resume <id> | cancel <id>',
+    'When: every day 8:30, every monday 9am, every 2h, in 30m, tomorrow 8:30, at 17:00, or a cron expression such as 0 9 * * 1-5.',
+  ].join('\n'),
+  created: (id: string, when: string, next: string, task: string) =>
+    `Scheduled ${id}: ${when}.\nNext run: ${next}.\nTask: ${task}\nCancel it with /schedule cancel ${id}.`,
+  none: 'You have no schedules in this chat. Make one with /schedule <when> <task>, e.g. /schedule every weekday 09:00 summarise the open PRs.',
+  listHeader: 'Your schedules in this chat:',
+  listLine: (id: string, when: string, state: string, task: string) => `• ${id} — ${when} — ${state} — ${task}`,
+  nextRun: (next: string) => `next ${next}`,
+  paused: 'paused',
+  tooMany: (max: number) => `You have ${max} schedules already, the most one person may have here. Cancel one first with /schedule cancel <id>.`,
+  notFound: (id: string) => `You have no schedule ${id}. See yours with /schedule list.`,
+  missingId: (action: string) => `Name the schedule: /schedule ${action} <id>. See yours with /schedule list.`,
+  pausedOne: (id: string) => `Schedule ${id} paused. Resume it with /schedule resume ${id}.`,
+  resumedOne: (id: string, next: string) => `Schedule ${id} resumed. Next run: ${next}.`,
+  resumedNothingLeft: (id: string) => `Schedule ${id} has no run left to make, so it ended.`,
+  cancelledOne: (id: string) => `Schedule ${id} cancelled.`,
+  failed: 'The schedule could not be saved or read just now. Please try again in a moment.',
+} as const;

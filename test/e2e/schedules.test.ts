@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeChatRequest, lastUserText } from '../fakes/openai/index.js';
+import type { ChatMessageView } from '../fakes/telegram/index.js';
+import { startTelegramChat, type TelegramSetup } from './telegram-setup.js';
+
+/**
+ * Scheduled work as a Telegram user meets it, through the real server: `/schedule` made, listed,
+ * paused and cancelled from the chat; each occurrence answered as a new message in the chat it
+ * was made in, by the agent on the schedule's own thread (issue #17). The operator's minimum
+ * interval is 2 s here so that occurrences come within a test.
+ */
+
+let setup: TelegramSetup | undefined;
+let nextChat = 8100;
+
+function chat(): TelegramSetup {
+  return setup as TelegramSetup;
+}
+
+/** Sends `text` and resolves with the final text of the bot's reply to it (not a partial, which ends in the cursor). */
+async function say(chatId: number, text: string): Promise<string> {
+  const { telegram } = chat();
+  const sent = telegram.sendUserMessage({ chatId, chatType: 'private', text });
+  return telegram.waitFor(() => {
+    const reply = telegram.botMessages(chatId).find((m) => m.replyTo === sent.message_id);
+    const isFinal = reply !== undefined && reply.text !== 'Working on it...' && !reply.text.endsWith(' ▉');
+    return isFinal ? reply.text : undefined;
+  }, 60_000);
+}
+
+/** The bot's messages in `chatId` that answer no message of the person: the schedule's runs. */
+function scheduledPosts(chatId: number, text: string): ChatMessageView[] {
+  return chat().telegram.botMessages(chatId).filter((m) => m.replyTo === undefined && m.text === text);
+}
+
+/** The id in `Scheduled <id>: …`. */
+function idOf(reply: string): string {
+  const match = /^Scheduled ([a-z0-9]{6}):/.exec(reply);
+  if (!match) throw new Error(`not a schedule confirmation: ${reply}`);
+  return match[1] as string;
+}
+
+function requestsFor(task: string): FakeChatRequest[] {
+  return chat().model.requests.filter((request) => lastUserText(request.messages) === task);
+}
+
+describe('schedules made from a Telegram chat', () => {
+  beforeAll(async () => {
+    setup = await startTelegramChat('', 'schedules: { min_interval_seconds: 2, timezone: UTC }\n');
+  });
+  afterAll(async () => {
+    await setup?.stop();
+  });
+
+  it('confirms a schedule with its next run, posts each run into the chat, lists it, and stops it when cancelled', async () => {
+    const chatId = nextChat++;
+    const confirmation = await say(chatId, '/schedule every 2s report the build status');
+    expect(confirmation).toMatch(
+      /^Scheduled [a-z0-9]{6}: every 2 seconds\.\nNext run: \w{3} \d{1,2} \w{3} \d{4}, \d{2}:\d{2}(:\d{2})? \(UTC\)\.\nTask: report the build status\nCancel it with \/schedule cancel [a-z0-9]{6}\.$/,
+    );
+    const id = idOf(confirmation);
+    const post = 'Echo: report the build status';
+    await chat().telegram.waitFor(() => scheduledPosts(chatId, post).length >= 2 || undefined, 60_000);
+
+    // Each run is the agent's, on the schedule's own thread, with nobody there to answer a question.
+    const runs = requestsFor('report the build status');
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const run of runs) expect(JSON.stringify(run.tools ?? [])).not.toContain('ask_clarification');
+    // One thread for the schedule: the second run reads what the first answered.
+    expect(JSON.stringify(runs[1]?.messages)).toContain(post);
+
+    expect(await say(chatId, '/schedule list')).toMatch(new RegExp(`^Your schedules in this chat:\\n• ${id} — every 2 seconds — next .+ — report the build status$`));
+    expect(await say(chatId, `/schedule pause ${id}`)).toBe(`Schedule ${id} paused. Resume it with /schedule resume ${id}.`);
+    expect(await say(chatId, '/schedule list')).toBe(`Your schedules in this chat:\n• ${id} — every 2 seconds — paused — report the build status`);
+    expect(await say(chatId, `/schedule cancel ${id}`)).toBe(`Schedule ${id} cancelled.`);
+    expect(await say(chatId, '/schedule list')).toMatch(/^You have no schedules in this chat\./);
+  });
+
+  it('runs a one-off once, and the chat conversation stays its own', async () => {
+    const chatId = nextChat++;
+    expect(await say(chatId, 'hello there')).toBe('Echo: hello there');
+    const confirmation = await say(chatId, '/schedule in 2s remind me to stretch');
+    expect(confirmation).toMatch(/^Scheduled [a-z0-9]{6}: once, /);
+    await chat().telegram.waitFor(() => scheduledPosts(chatId, 'Echo: remind me to stretch').length === 1 || undefined, 60_000);
+    expect(await say(chatId, '/schedule list')).toMatch(/^You have no schedules in this chat\./);
+    // The schedule's run did not land in the chat's own conversation.
+    expect(await say(chatId, 'and again')).toBe('Echo: and again');
+    const chatTurn = chat().model.requests.findLast((request) => lastUserText(request.messages) === 'and again');
+    expect(JSON.stringify(chatTurn?.messages)).toContain('hello there');
+    expect(JSON.stringify(chatTurn?.messages)).not.toContain('remind me to stretch');
+    expect(scheduledPosts(chatId, 'Echo: remind me to stretch')).toHaveLength(1);
+  });
+
+  it('refuses what it cannot run, with a reason, and stores nothing', async () => {
+    const chatId = nextChat++;
+    expect(await say(chatId, '/schedule every 1s spam the chat')).toMatch(/every 2 seconds/);
+    expect(await say(chatId, '/schedule whenever you like do it')).toMatch(/every weekday 09:00/);
+    expect(await say(chatId, '/schedule every day 09:00')).toMatch(/task/i);
+    expect(await say(chatId, '/schedule cancel zzzzzz')).toBe('You have no schedule zzzzzz. See yours with /schedule list.');
+    expect(await say(chatId, '/schedule list')).toMatch(/^You have no schedules in this chat\./);
+  });
+
+  it("never lets one person see or cancel another's schedule", async () => {
+    const owner = nextChat++;
+    const other = nextChat++;
+    const id = idOf(await say(owner, '/schedule every day 09:00 water the plants'));
+    expect(await say(other, `/schedule cancel ${id}`)).toBe(`You have no schedule ${id}. See yours with /schedule list.`);
+    expect(await say(other, `/schedule pause ${id}`)).toBe(`You have no schedule ${id}. See yours with /schedule list.`);
+    expect(await say(other, '/schedule list')).toMatch(/^You have no schedules in this chat\./);
+    expect(await say(owner, '/schedule list')).toContain(`• ${id} — every day at 09:00 — next`);
+  });
+});
