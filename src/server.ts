@@ -35,6 +35,7 @@ import { createEmbeddedRuntime } from './runtime/embedded/index.js';
 import type { AgentRuntime } from './runtime/types.js';
 import { ScheduleBook } from './schedules/book.js';
 import { Scheduler } from './schedules/scheduler.js';
+import { createScheduleTaskTool } from './schedules/tool.js';
 
 export interface StartServerOptions {
   config: Config;
@@ -83,6 +84,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const agentsDir = options.agentsDir ?? (config.agents.dir === undefined ? DEFAULT_AGENTS_DIR : resolve(config.agents.dir));
   await assertDefaultAgentsExist(config.channels.default_agents, agentsDir);
   const agentCatalog = new AgentCatalog(agentsDir);
+  // The schedule book and the agent's schedule_task need each other: the book reaches the runtime late.
+  const schedulesRepo = new SchedulesRepo(database.db);
+  let scheduler: Scheduler | undefined;
+  const schedules = config.schedules.enabled
+    ? new ScheduleBook({
+        repo: schedulesRepo,
+        runtime: { createThread: (request) => runtime.createThread(request) },
+        config: config.schedules,
+        onChange: () => scheduler?.poke(),
+      })
+    : undefined;
   const remoteAgent = config.runtime.url === undefined ? undefined : { url: config.runtime.url, host: new URL(config.runtime.url).host };
   const runtime: AgentRuntime =
     remoteAgent === undefined
@@ -111,6 +123,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           subagents: config.subagents,
           // Only a folder the operator named is written to: never the agents shipped with the server.
           ...(config.agents.dir === undefined ? {} : { agentSetupDir: agentsDir }),
+          ...(schedules === undefined ? {} : { scheduleTaskTool: createScheduleTaskTool(schedules) }),
         })
       : // Loaded only here: a server running its own agent never pays for the SDK client.
         await (await import('./runtime/remote/index.js')).createRemoteRuntime({
@@ -156,11 +169,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Every adapter commits here: a message is in the journal before the bus takes it.
   const intake = new JournaledIntake({ intake: bus, journal, logger: logger.child({ component: 'intake' }), onDuplicate: (channel) => metrics.duplicate(channel) });
   // Every process fires what is due; the database decides which one fires each occurrence.
-  const schedulesRepo = new SchedulesRepo(database.db);
-  const scheduler = config.schedules.enabled ? new Scheduler({ repo: schedulesRepo, intake, logger }) : undefined;
-  const schedules = config.schedules.enabled
-    ? new ScheduleBook({ repo: schedulesRepo, runtime, config: config.schedules, onChange: () => scheduler?.poke() })
-    : undefined;
+  scheduler = config.schedules.enabled ? new Scheduler({ repo: schedulesRepo, intake, logger }) : undefined;
   const manager = new ChannelManager({
     runtime,
     threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, {

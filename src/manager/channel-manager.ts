@@ -22,6 +22,7 @@ import type { Logger } from '../logger.js';
 import type { MessageMetrics } from '../metrics.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest } from '../runtime/types.js';
 import type { ScheduleBook } from '../schedules/book.js';
+import { SCHEDULE_ORIGIN_CONTEXT_KEY, scheduleOriginOf } from '../schedules/types.js';
 import { sleep } from '../time.js';
 import { type AgentChoices, builtinCommands, type Command, parseCommand } from './commands/index.js';
 import { ConversationFiles } from './files.js';
@@ -468,6 +469,10 @@ export class ChannelManager {
       ...(conversation.isBootstrapping ? { is_bootstrap: true } : {}),
       // Nobody is there to answer a question when a schedule fires.
       ...(message.scheduled ? { disable_clarification: true } : {}),
+      // Where schedules the agent makes in this turn answer (`schedule_task`): this chat.
+      ...(this.deps.schedules && !message.scheduled && channel.capabilities.interactive !== false
+        ? { [SCHEDULE_ORIGIN_CONTEXT_KEY]: scheduleOriginOf(message, agentName) }
+        : {}),
       ...extraContext,
     };
     const turn = () => this.chatOnThread(message, text, threadId, reply, channel, signal, context);

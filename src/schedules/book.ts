@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { SchedulesRepo } from '../db/repos/schedules-repo.js';
 import type { AgentRuntime } from '../runtime/types.js';
 import { type SchedulesConfig, scheduleTimeZone } from './config.js';
+import { SCHEDULE_MESSAGES } from './messages.js';
 import type { ScheduleOrigin, ScheduleRecord } from './types.js';
 import { nextRunAfter, parseSchedule } from './when.js';
 
@@ -47,14 +48,17 @@ export class ScheduleBook {
   }
 
   /**
-   * Makes a schedule from `text` (`every weekday 09:00 summarise the open PRs`) for `ownerUserId`,
-   * answering into the chat `origin` names. Nothing is stored when the text is refused or the
+   * Makes a schedule from `text` (`every weekday 09:00 summarise the open PRs`), or from a `when`
+   * and a `task` apart, for `ownerUserId`, answering into the chat `origin` names. Nothing is stored when the text is refused or the
    * owner has `max_per_user` schedules already.
    */
-  async create(input: { ownerUserId: string; origin: ScheduleOrigin; text: string }): Promise<ScheduleChange> {
+  async create(input: { ownerUserId: string; origin: ScheduleOrigin } & ({ text: string } | { when: string; task: string })): Promise<ScheduleChange> {
     const now = new Date(this.now());
-    const parsed = parseSchedule(input.text, { now, timezone: this.timezone, minIntervalSeconds: this.options.config.min_interval_seconds });
+    const text = 'text' in input ? input.text : `${input.when.trim()} ${input.task.trim()}`;
+    const parsed = parseSchedule(text, { now, timezone: this.timezone, minIntervalSeconds: this.options.config.min_interval_seconds });
     if (!parsed.ok) return { ok: false, reason: 'refused', message: parsed.error };
+    // A when given on its own must be read whole: what is left of it would land in the task.
+    if ('when' in input && parsed.task !== input.task.trim()) return { ok: false, reason: 'refused', message: SCHEDULE_MESSAGES.whenNotRead(input.when.trim()) };
     if ((await this.options.repo.countLive(input.ownerUserId)) >= this.options.config.max_per_user) return { ok: false, reason: 'too_many' };
     const thread = await this.options.runtime.createThread({
       metadata: { owner_user_id: input.ownerUserId, schedule_source: { provider: input.origin.channel, chat_id: input.origin.chatId } },

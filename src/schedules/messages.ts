@@ -22,5 +22,6 @@ export const SCHEDULE_MESSAGES = {
   resumedOne: (id: string, next: string) => `Schedule ${id} resumed. Next run: ${next}.`,
   resumedNothingLeft: (id: string) => `Schedule ${id} has no run left to make, so it ended.`,
   cancelledOne: (id: string) => `Schedule ${id} cancelled.`,
+  whenNotRead: (when: string) => `Only part of the when "${when}" could be read. Write it like every weekday 09:00, in 2h or tomorrow 8:30.`,
   failed: 'The schedule could not be saved or read just now. Please try again in a moment.',
 } as const;

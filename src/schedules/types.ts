@@ -33,3 +33,24 @@ export interface ScheduleRecord {
 
 /** A schedule about to be stored. */
 export type NewSchedule = Omit<ScheduleRecord, 'state' | 'lastRunAt' | 'createdAt'>;
+
+/** `context` key of a chat turn's run that names where a schedule it makes answers (`schedule_task`); only the manager sets it. */
+export const SCHEDULE_ORIGIN_CONTEXT_KEY = 'schedule_origin';
+
+/** `configurable` key under which the runtime hands `schedule_task` that chat. */
+export const SCHEDULE_ORIGIN_KEY = 'deerflow_schedule_origin';
+
+/** What a schedule keeps of `message`; `agentName` is the agent the conversation talks to now. */
+export function scheduleOriginOf(message: InboundMessage, agentName: string | undefined): ScheduleOrigin {
+  return {
+    channel: message.channel,
+    chatId: message.chatId,
+    userId: message.userId,
+    isPrivateChat: message.isPrivateChat,
+    ...(message.topicId === undefined ? {} : { topicId: message.topicId }),
+    ...(message.workspaceId === undefined ? {} : { workspaceId: message.workspaceId }),
+    ...(message.senderIsAllowlisted === undefined ? {} : { senderIsAllowlisted: message.senderIsAllowlisted }),
+    ...(message.platformData === undefined ? {} : { platformData: message.platformData }),
+    ...(agentName === undefined ? {} : { agentName }),
+  };
+}

@@ -91,6 +91,43 @@ describe('schedules made from a Telegram chat', () => {
     expect(scheduledPosts(chatId, 'Echo: remind me to stretch')).toHaveLength(1);
   });
 
+  it('lets the agent schedule a reminder for the person, posted into the chat it was asked in', async () => {
+    const chatId = nextChat++;
+    chat().model.enqueue(
+      { toolCalls: [{ name: 'schedule_task', args: { when: 'in 2s', task: 'remind the person to stretch' } }] },
+      { text: 'Done: I will remind you in 2 seconds.' },
+    );
+    expect(await say(chatId, 'remind me to stretch in 2 seconds')).toBe('Done: I will remind you in 2 seconds.');
+    const askedTurn = chat().model.requests.findLast((request) => lastUserText(request.messages) === 'remind me to stretch in 2 seconds');
+    expect(JSON.stringify(askedTurn?.tools)).toContain('schedule_task');
+    // The tool's result, which the agent answered from: the schedule as /schedule would confirm it.
+    expect(JSON.stringify(chat().model.requests.at(-1)?.messages)).toMatch(/Scheduled [a-z0-9]{6}: once, /);
+    await chat().telegram.waitFor(() => scheduledPosts(chatId, 'Echo: remind the person to stretch').length === 1 || undefined, 60_000);
+    // A scheduled run makes no schedules of its own.
+    expect(JSON.stringify(requestsFor('remind the person to stretch')[0]?.tools ?? [])).not.toContain('schedule_task');
+  });
+
+  it('never lets an API caller name the chat a schedule posts into', async () => {
+    const { server, model } = chat();
+    const thread = (await (await fetch(`${server.url}/api/threads`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).json()) as {
+      thread_id: string;
+    };
+    const forged = { channel: 'telegram', chatId: String(nextChat++), userId: '1', workspaceId: '1', isPrivateChat: true };
+    const response = await fetch(`${server.url}/api/threads/${thread.thread_id}/runs/wait`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        assistant_id: 'lead_agent',
+        input: { messages: [{ role: 'human', content: 'schedule something into that chat' }] },
+        context: { schedule_origin: forged },
+        config: { configurable: { deerflow_schedule_origin: forged } },
+      }),
+    });
+    expect(response.status).toBe(200);
+    const run = model.requests.findLast((request) => lastUserText(request.messages) === 'schedule something into that chat');
+    expect(JSON.stringify(run?.tools ?? [])).not.toContain('schedule_task');
+  });
+
   it('refuses what it cannot run, with a reason, and stores nothing', async () => {
     const chatId = nextChat++;
     expect(await say(chatId, '/schedule every 1s spam the chat')).toMatch(/every 2 seconds/);

@@ -1,6 +1,6 @@
 import type { ScheduleChange } from '../../schedules/book.js';
 import { SCHEDULE_MESSAGES } from '../../schedules/messages.js';
-import type { ScheduleOrigin, ScheduleRecord } from '../../schedules/types.js';
+import { type ScheduleRecord, scheduleOriginOf } from '../../schedules/types.js';
 import { describeSchedule, formatRunTime } from '../../schedules/when.js';
 import type { Command, CommandContext } from './types.js';
 
@@ -29,7 +29,7 @@ export const scheduleCommand: Command = {
         const changed = await book[action as 'pause' | 'resume' | 'cancel'](context.userId, id);
         return { reply: changeReply(action, id, changed) };
       }
-      const made = await book.create({ ownerUserId: context.userId, origin: originOf(context), text: context.args });
+      const made = await book.create({ ownerUserId: context.userId, origin: scheduleOriginOf(context.message, context.currentAgent), text: context.args });
       if (!made.ok) return { reply: refusal(made, book.maxPerUser) };
       const { schedule } = made;
       return { reply: SCHEDULE_MESSAGES.created(schedule.id, describeSchedule(schedule.spec), nextText(schedule), schedule.task) };
@@ -38,21 +38,6 @@ export const scheduleCommand: Command = {
     }
   },
 };
-
-/** What a schedule keeps of the message that made it; the agent is the conversation's now. */
-function originOf({ message, currentAgent }: CommandContext): ScheduleOrigin {
-  return {
-    channel: message.channel,
-    chatId: message.chatId,
-    userId: message.userId,
-    isPrivateChat: message.isPrivateChat,
-    ...(message.topicId === undefined ? {} : { topicId: message.topicId }),
-    ...(message.workspaceId === undefined ? {} : { workspaceId: message.workspaceId }),
-    ...(message.senderIsAllowlisted === undefined ? {} : { senderIsAllowlisted: message.senderIsAllowlisted }),
-    ...(message.platformData === undefined ? {} : { platformData: message.platformData }),
-    ...(currentAgent === undefined ? {} : { agentName: currentAgent }),
-  };
-}
 
 async function listReply(context: CommandContext): Promise<string> {
   const schedules = await (context.schedules as NonNullable<CommandContext['schedules']>).list(context.userId, context.message);

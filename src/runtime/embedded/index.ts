@@ -10,7 +10,7 @@ import type { ModelConfig } from '../../agent/config.js';
 import type { SummarizationConfig } from '../../agent/context/config.js';
 import { ContextKeeper } from '../../agent/context/keeper.js';
 import { driveGoal, GoalStore, type GoalsConfig, toGoalJson } from '../../agent/goals/index.js';
-import { type CompletedRun, LeadAgent, type PromptSources } from '../../agent/lead-agent.js';
+import { type CompletedRun, LeadAgent, type PromptSources, type RunTools } from '../../agent/lead-agent.js';
 import type { McpServers } from '../../agent/mcp/servers.js';
 import { MemoryStore } from '../../agent/memory/index.js';
 import { memoryOwnerOf } from '../../agent/memory/owner.js';
@@ -25,6 +25,7 @@ import type { Database } from '../../db/index.js';
 import type { TokenUsage } from '../../db/schema/index.js';
 import { AgentError, AppError, describeError, NotFoundError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import { SCHEDULE_ORIGIN_KEY } from '../../schedules/types.js';
 import {
   type AgentRuntime,
   type CreateThreadRequest,
@@ -42,7 +43,17 @@ import {
 } from '../types.js';
 import { DrizzleCheckpointSaver } from './checkpointer.js';
 import { EventChannel } from './event-channel.js';
-import { accessFor, assertUuid, channelUserIdOf, isTrustedSender, resolveModel, runUserId, type ShellIsolation, toAgentError } from './run-request.js';
+import {
+  accessFor,
+  assertUuid,
+  channelUserIdOf,
+  isTrustedSender,
+  resolveModel,
+  runUserId,
+  type ShellIsolation,
+  scheduleOriginIn,
+  toAgentError,
+} from './run-request.js';
 import { RunStore, toRunInfo } from './run-store.js';
 import { serializeMessage, serializeUpdates, serializeValues, streamMetadataPicker, usageOfLastTurn } from './serialize.js';
 import { abortable, delay } from './waiting.js';
@@ -94,6 +105,11 @@ export interface EmbeddedRuntimeOptions {
   subagents?: SubagentsConfig;
   /** Where `/bootstrap` conversations save the agents they make (`agents.dir`); absent: they cannot. */
   agentSetupDir?: string;
+  /**
+   * `schedule_task`, offered to runs whose `context.schedule_origin` names the chat its schedules
+   * answer into (chat turns: the manager sets it, the gateway never lets a caller); absent: none.
+   */
+  scheduleTaskTool?: StructuredToolInterface;
 }
 
 
@@ -375,7 +391,12 @@ class EmbeddedRuntime implements AgentRuntime {
         unavailableTools: mcp?.unavailable ?? [],
         isSettingUpAgent: setupTool !== undefined,
       });
-      const runTools = setupTool === undefined ? mcp : { key: `${mcp?.key ?? ''}\u0000setup`, tools: [...(mcp?.tools ?? []), setupTool] };
+      const scheduleOrigin = scheduleOriginIn(request);
+      const scheduleTool = scheduleOrigin === undefined ? undefined : this.options.scheduleTaskTool;
+      const runTools = withRunTools(mcp, [
+        ['setup', setupTool],
+        ['schedule', scheduleTool],
+      ]);
       const graph = this.agent.graph(model, access, runTools);
       const config = {
         configurable: {
@@ -385,6 +406,8 @@ class EmbeddedRuntime implements AgentRuntime {
           user_id: userId,
           ...channelUserIdOf(request),
           // An object, so LangGraph never copies it into checkpoint metadata (it copies primitives).
+          // Set here, after the caller's own keys: only the manager's chat turns name a chat.
+          [SCHEDULE_ORIGIN_KEY]: scheduleTool === undefined ? undefined : scheduleOrigin,
           [SANDBOX_SECRETS_KEY]: sandbox.secrets,
           [SANDBOX_VARIABLES_KEY]: sandbox.variables,
           ...(sandbox.network === undefined ? {} : { [SANDBOX_NETWORK_KEY]: sandbox.network }),
@@ -512,6 +535,16 @@ class EmbeddedRuntime implements AgentRuntime {
       interrupts: {},
     };
   }
+}
+
+/** The run's own tools beside the MCP servers' (`setup_agent`, `schedule_task`), as one set keyed for the graph cache. */
+function withRunTools(mcp: RunTools | undefined, extra: ReadonlyArray<readonly [string, StructuredToolInterface | undefined]>): RunTools | undefined {
+  const offered = extra.filter((entry): entry is readonly [string, StructuredToolInterface] => entry[1] !== undefined);
+  if (offered.length === 0) return mcp;
+  return {
+    key: [mcp?.key ?? '', ...offered.map(([name]) => name)].join('\u0000'),
+    tools: [...(mcp?.tools ?? []), ...offered.map(([, tool]) => tool)],
+  };
 }
 
 /** The `usage` part of a successful run's outcome: the last turn's token counts, when the model reported them. */

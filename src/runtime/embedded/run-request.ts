@@ -3,6 +3,7 @@ import type { ModelConfig } from '../../agent/config.js';
 import type { TurnAccess } from '../../agent/lead-agent.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { AgentError, AppError } from '../../errors.js';
+import { SCHEDULE_ORIGIN_CONTEXT_KEY } from '../../schedules/types.js';
 import { DEFAULT_USER_ID, type RunRequest } from '../types.js';
 
 /** Reading a run request: ids, the run's user, model and access, and how its failures read. */
@@ -94,4 +95,10 @@ export function toAgentError(error: unknown, recursionLimit: number): AppError {
     userMessage: 'The agent run failed. Please try again.',
     cause: error,
   });
+}
+
+/** The chat a chat turn's schedules answer into (`context.schedule_origin`, set by the manager), when the request names one. */
+export function scheduleOriginIn(request: RunRequest): Record<string, unknown> | undefined {
+  const origin = request.context?.[SCHEDULE_ORIGIN_CONTEXT_KEY];
+  return typeof origin === 'object' && origin !== null && !Array.isArray(origin) ? (origin as Record<string, unknown>) : undefined;
 }

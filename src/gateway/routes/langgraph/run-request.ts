@@ -1,5 +1,6 @@
 import { AppError, NotFoundError } from '../../../errors.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunInfo, type RunRequest, type StreamMode } from '../../../runtime/types.js';
+import { SCHEDULE_ORIGIN_CONTEXT_KEY } from '../../../schedules/types.js';
 import type { Principal } from '../../auth.js';
 import { OWNER_METADATA_KEY } from '../../thread-ownership.js';
 import type { RunBody } from './schemas.js';
@@ -57,7 +58,8 @@ export function trustOf(principal: Principal | undefined, claimed: unknown): boo
  * Validates the body, then creates the thread first when the caller asked for `if_not_exists:
  * 'create'`. A signed-in user's runs are theirs: `context.user_id` (whose memory, files and
  * sandbox the run uses) is the user's id whatever the body says, and the chat-only identity keys
- * are dropped. `context.trusted_sender` is always the server's decision ({@link trustOf}).
+ * are dropped. `context.trusted_sender` is always the server's decision ({@link trustOf}), and
+ * `context.schedule_origin` is never the caller's.
  */
 export async function admitRun(
   runtime: AgentRuntime,
@@ -75,7 +77,10 @@ export async function admitRun(
       request.config = { ...request.config, configurable };
     }
   }
-  request.context = { ...request.context, trusted_sender: trusted };
+  // Which chat a run's schedules post into is the manager's to say: a caller naming one could
+  // have the bot post into any chat it serves.
+  const { [SCHEDULE_ORIGIN_CONTEXT_KEY]: _scheduleOrigin, ...context } = request.context ?? {};
+  request.context = { ...context, trusted_sender: trusted };
   if (body.if_not_exists === 'create') {
     const metadata = principal?.kind === 'user' ? { [OWNER_METADATA_KEY]: principal.user.id } : {};
     await runtime.createThread({ thread_id: threadId, if_exists: 'do_nothing', metadata });
