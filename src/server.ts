@@ -169,7 +169,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Every adapter commits here: a message is in the journal before the bus takes it.
   const intake = new JournaledIntake({ intake: bus, journal, logger: logger.child({ component: 'intake' }), onDuplicate: (channel) => metrics.duplicate(channel) });
   // Every process fires what is due; the database decides which one fires each occurrence.
-  scheduler = config.schedules.enabled ? new Scheduler({ repo: schedulesRepo, intake, logger }) : undefined;
+  scheduler = config.schedules.enabled
+    ? new Scheduler({ repo: schedulesRepo, intake, logger, missedAfterMs: config.schedules.missed_after_seconds * 1000 })
+    : undefined;
   const manager = new ChannelManager({
     runtime,
     threads: new ThreadResolver(new ThreadMapRepo(database.db), runtime, {

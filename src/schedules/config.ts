@@ -22,6 +22,13 @@ export const schedulesConfigSchema = z
       .max(86_400)
       .default(60)
       .describe('The shortest time between two runs of one schedule that people may ask for.'),
+    missed_after_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(60)
+      .describe('How late an occurrence may fire before it counts as missed (it fell while no process ran): a missed one follows the schedule\'s missed policy.'),
     max_per_user: z.number().int().min(1).max(1000).default(20).describe('Active and paused schedules one person may have at once.'),
   })
   .prefault({});

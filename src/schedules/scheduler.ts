@@ -14,13 +14,14 @@ export interface SchedulerOptions {
   now?: () => number;
   /** Longest wait between two looks at the schedules (for those another process made); default 15 s. */
   pollMs?: number;
+  /** An occurrence this late fell while no process ran: the schedule's `missed` policy decides; default 60 s. */
+  missedAfterMs?: number;
 }
 
 const DEFAULT_POLL_MS = 15_000;
 /** Due schedules taken per look; more wait for the next look, which comes at once. */
 const BATCH = 100;
-/** An occurrence this late fell while no process ran: the schedule's `missed` policy decides. */
-export const MISSED_AFTER_MS = 60_000;
+const DEFAULT_MISSED_AFTER_MS = 60_000;
 /** How long the scheduler waits after the intake was full before trying again. */
 const FULL_INTAKE_RETRY_MS = 1000;
 
@@ -118,7 +119,7 @@ export class Scheduler {
     // Missed occurrences are never made up one by one: the next is the first after now.
     const next = nextRunAfter(schedule.spec, new Date(Math.max(now, dueAt.getTime())));
     const log = this.log.child({ scheduleId: schedule.id, dueAt: dueAt.toISOString() });
-    if (now - dueAt.getTime() > MISSED_AFTER_MS && schedule.missed === 'skip') {
+    if (now - dueAt.getTime() > (this.options.missedAfterMs ?? DEFAULT_MISSED_AFTER_MS) && schedule.missed === 'skip') {
       await this.options.repo.advance(schedule.id, dueAt, next, undefined);
       log.info('missed while no process ran; skipped as the schedule says');
       return 'skipped';

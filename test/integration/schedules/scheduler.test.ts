@@ -78,7 +78,8 @@ describe.each(testDatabaseKinds())('the scheduler on %s', (kind) => {
       clock = T0 + step * 2000;
       await Promise.all([a.scheduler.lookNow(), b.scheduler.lookNow()]);
     }
-    const fired = firedFor(id, a.intake, b.intake);
+    // Across both processes, in the order they fell due.
+    const fired = firedFor(id, a.intake, b.intake).sort((x, y) => x.receivedAt - y.receivedAt);
     expect(fired.map((message) => message.messageId)).toEqual(Array.from({ length: 10 }, (_, i) => `schedule:${id}:${T0 + (i + 1) * 2000}`));
     // Each occurrence is the task, answered as a new message in the schedule's chat, on its own thread.
     expect(fired[0]).toMatchObject({ text: `task of ${id}`, kind: 'chat', chatId: `chat-${id}`, replyTo: {}, scheduled: { scheduleId: id } });
