@@ -4,7 +4,7 @@ import type { AgentRuntime } from '../runtime/types.js';
 import { type SchedulesConfig, scheduleTimeZone } from './config.js';
 import { SCHEDULE_MESSAGES } from './messages.js';
 import type { ScheduleOrigin, ScheduleRecord } from './types.js';
-import { nextRunAfter, parseSchedule } from './when.js';
+import { isValidTimeZone, nextRunAfter, parseSchedule } from './when.js';
 
 /** What a change to a schedule came to: the schedule as it is now, or a sentence for the person. */
 export type ScheduleChange =
@@ -34,7 +34,7 @@ const ID_ATTEMPTS = 5;
  */
 export class ScheduleBook {
   private readonly now: () => number;
-  /** The zone wall-clock words are read in. */
+  /** The zone wall-clock words are read in for people who chose none: `schedules.timezone`, else the server's. */
   readonly timezone: string;
 
   constructor(private readonly options: ScheduleBookOptions) {
@@ -55,7 +55,8 @@ export class ScheduleBook {
   async create(input: { ownerUserId: string; origin: ScheduleOrigin } & ({ text: string } | { when: string; task: string })): Promise<ScheduleChange> {
     const now = new Date(this.now());
     const text = 'text' in input ? input.text : `${input.when.trim()} ${input.task.trim()}`;
-    const parsed = parseSchedule(text, { now, timezone: this.timezone, minIntervalSeconds: this.options.config.min_interval_seconds });
+    const { timezone } = await this.timezoneOf(input.ownerUserId);
+    const parsed = parseSchedule(text, { now, timezone, minIntervalSeconds: this.options.config.min_interval_seconds });
     if (!parsed.ok) return { ok: false, reason: 'refused', message: parsed.error };
     // A when given on its own must be read whole: what is left of it would land in the task.
     if ('when' in input && parsed.task !== input.task.trim()) return { ok: false, reason: 'refused', message: SCHEDULE_MESSAGES.whenNotRead(input.when.trim()) };
@@ -80,6 +81,20 @@ export class ScheduleBook {
       }
     }
     throw new Error('could not draw a free schedule id');
+  }
+
+  /** The zone `ownerUserId`'s wall-clock words are read in: the one they chose, else the server's. */
+  async timezoneOf(ownerUserId: string): Promise<{ timezone: string; isChosen: boolean }> {
+    const chosen = await this.options.repo.timezoneOf(ownerUserId);
+    return { timezone: chosen ?? this.timezone, isChosen: chosen !== undefined };
+  }
+
+  /** Sets the zone the person's new schedules are read in; false for a name that is no IANA zone. Made schedules keep theirs. */
+  async setTimezone(ownerUserId: string, timezone: string): Promise<boolean> {
+    if (!isValidTimeZone(timezone)) return false;
+    // As Intl spells it (`europe/berlin` → `Europe/Berlin`).
+    await this.options.repo.setTimezone(ownerUserId, new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone);
+    return true;
   }
 
   /** The owner's active and paused schedules made in this chat, oldest first. */

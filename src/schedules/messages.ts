@@ -6,6 +6,7 @@ export const SCHEDULE_MESSAGES = {
     '/schedule <when> <task> — e.g. /schedule every weekday 09:00 summarise the open PRs',
     '/schedule list — your schedules in this chat',
     '/schedule pause <id> | resume <id> | cancel <id>',
+    '/schedule timezone [zone] — the time zone your times are read in, e.g. /schedule timezone Europe/Berlin',
     'When: every day 8:30, every monday 9am, every 2h, in 30m, tomorrow 8:30, at 17:00, or a cron expression such as 0 9 * * 1-5.',
   ].join('\n'),
   created: (id: string, when: string, next: string, task: string) =>
@@ -23,5 +24,9 @@ export const SCHEDULE_MESSAGES = {
   resumedNothingLeft: (id: string) => `Schedule ${id} has no run left to make, so it ended.`,
   cancelledOne: (id: string) => `Schedule ${id} cancelled.`,
   whenNotRead: (when: string) => `Only part of the when "${when}" could be read. Write it like every weekday 09:00, in 2h or tomorrow 8:30.`,
+  timezone: (zone: string, isChosen: boolean) =>
+    `Your schedules are read in ${zone}${isChosen ? '' : " (the server's)"}. Set yours with /schedule timezone <zone>, e.g. /schedule timezone America/New_York.`,
+  timezoneSet: (zone: string) => `Your new schedules are read in ${zone}. Schedules you made before keep the time zone they were made in.`,
+  timezoneUnknown: (zone: string) => `${zone} is not a time zone I know. Use an IANA name, like Europe/Berlin, America/New_York or UTC.`,
   failed: 'The schedule could not be saved or read just now. Please try again in a moment.',
 } as const;

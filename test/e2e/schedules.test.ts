@@ -137,6 +137,19 @@ describe('schedules made from a Telegram chat', () => {
     expect(await say(chatId, '/schedule list')).toMatch(/^You have no schedules in this chat\./);
   });
 
+  it("reads a person's times in the time zone they chose, and shows runs in it", async () => {
+    const chatId = nextChat++;
+    expect(await say(chatId, '/schedule timezone')).toBe(
+      "Your schedules are read in UTC (the server's). Set yours with /schedule timezone <zone>, e.g. /schedule timezone America/New_York.",
+    );
+    expect(await say(chatId, '/schedule timezone Mars/Olympus')).toBe('Mars/Olympus is not a time zone I know. Use an IANA name, like Europe/Berlin, America/New_York or UTC.');
+    expect(await say(chatId, '/schedule timezone asia/tokyo')).toBe('Your new schedules are read in Asia/Tokyo. Schedules you made before keep the time zone they were made in.');
+    const confirmation = await say(chatId, '/schedule every day 09:00 post the standup reminder');
+    expect(confirmation).toMatch(/^Scheduled [a-z0-9]{6}: every day at 09:00\.\nNext run: \w{3} \d{1,2} \w{3} \d{4}, 09:00 \(Asia\/Tokyo\)\./);
+    // Another person still reads the server's zone.
+    expect(await say(nextChat++, '/schedule timezone')).toMatch(/^Your schedules are read in UTC \(the server's\)/);
+  });
+
   it("never lets one person see or cancel another's schedule", async () => {
     const owner = nextChat++;
     const other = nextChat++;

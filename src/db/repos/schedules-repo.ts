@@ -2,7 +2,7 @@ import { and, asc, count, eq, inArray, lte, min, type SQL } from 'drizzle-orm';
 import type { MissedPolicy, NewSchedule, ScheduleOrigin, ScheduleRecord, ScheduleState } from '../../schedules/types.js';
 import type { ScheduleSpec } from '../../schedules/when.js';
 import type { Database } from '../index.js';
-import { schedules } from '../schema/index.js';
+import { schedulePreferences, schedules } from '../schema/index.js';
 import { jsonbSafe } from './follow-ups-repo.js';
 
 type ScheduleRow = typeof schedules.$inferSelect;
@@ -121,6 +121,19 @@ export class SchedulesRepo {
       .where(and(...where))
       .returning();
     return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** The time zone the person chose for their schedules, or undefined when they chose none. */
+  async timezoneOf(ownerUserId: string): Promise<string | undefined> {
+    const [row] = await this.db.select({ timezone: schedulePreferences.timezone }).from(schedulePreferences).where(eq(schedulePreferences.ownerUserId, ownerUserId));
+    return row?.timezone;
+  }
+
+  async setTimezone(ownerUserId: string, timezone: string): Promise<void> {
+    await this.db
+      .insert(schedulePreferences)
+      .values({ ownerUserId, timezone })
+      .onConflictDoUpdate({ target: schedulePreferences.ownerUserId, set: { timezone, updatedAt: new Date() } });
   }
 }
 

@@ -44,3 +44,11 @@ export const schedules = pgTable(
     index('schedules_owner_idx').on(t.ownerUserId, t.createdAt),
   ],
 );
+
+/** What a person chose for their schedules: the time zone their wall-clock words are read in. */
+export const schedulePreferences = pgTable('schedule_preferences', {
+  ownerUserId: text('owner_user_id').primaryKey(),
+  /** An IANA name (`Europe/Berlin`). */
+  timezone: text('timezone').notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -23,6 +23,7 @@ export const scheduleCommand: Command = {
     try {
       if (action === '' || action === 'list') return { reply: await listReply(context) };
       if (action === 'help') return { reply: SCHEDULE_MESSAGES.usage };
+      if (action === 'timezone') return { reply: await timezoneReply(context, rest.join(' ').trim()) };
       if (ACTIONS.has(action)) {
         const id = rest.join(' ').trim();
         if (id === '') return { reply: SCHEDULE_MESSAGES.missingId(action) };
@@ -38,6 +39,17 @@ export const scheduleCommand: Command = {
     }
   },
 };
+
+/** `/schedule timezone` shows the sender's zone; with a name, sets it. */
+async function timezoneReply(context: CommandContext, zone: string): Promise<string> {
+  const book = context.schedules as NonNullable<CommandContext['schedules']>;
+  if (zone === '') {
+    const { timezone, isChosen } = await book.timezoneOf(context.userId);
+    return SCHEDULE_MESSAGES.timezone(timezone, isChosen);
+  }
+  if (!(await book.setTimezone(context.userId, zone))) return SCHEDULE_MESSAGES.timezoneUnknown(zone);
+  return SCHEDULE_MESSAGES.timezoneSet((await book.timezoneOf(context.userId)).timezone);
+}
 
 async function listReply(context: CommandContext): Promise<string> {
   const schedules = await (context.schedules as NonNullable<CommandContext['schedules']>).list(context.userId, context.message);
