@@ -239,6 +239,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     outbox,
+    ...(schedules === undefined ? {} : { schedules }),
     auth: {
       authenticator: createAuthenticator({ adminToken: config.auth.admin_token, users }),
       // With accounts or an operator token, every route not declared public needs a key; a

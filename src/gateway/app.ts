@@ -12,6 +12,7 @@ import { memoryRoutes } from './routes/memory.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { modelRoutes } from './routes/models.js';
 import { outboxRoutes } from './routes/outbox.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { skillRoutes } from './routes/skills.js';
 import { webhookRoutes } from './routes/webhooks/index.js';
 import type { GatewayDeps } from './types.js';
@@ -65,6 +66,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   if (deps.accounts) await app.register(accountRoutes, { prefix: '/api', ...deps.accounts });
   if (deps.skills) await app.register(skillRoutes, { prefix: '/api', skills: deps.skills });
   if (deps.outbox) await app.register(outboxRoutes, { prefix: '/api', outbox: deps.outbox });
+  if (deps.schedules) await app.register(scheduleRoutes, { prefix: '/api', schedules: deps.schedules });
   await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: deps.channelRoutes ?? [] });
   // pino's Logger and Fastify's FastifyBaseLogger differ only in generics; callers need neither.
   return app as unknown as FastifyInstance;

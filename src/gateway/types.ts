@@ -6,6 +6,7 @@ import type { Outbox } from '../channel/outbox.js';
 import type { UsersRepo } from '../db/repos/users-repo.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
+import type { ScheduleBook } from '../schedules/book.js';
 import type { Authenticator } from './auth.js';
 
 /** What `GET /health` reports; `ok` is false when the database is down. */
@@ -59,6 +60,8 @@ export interface GatewayDeps {
   channelRoutes?: ChannelRoutes[];
   /** Serves `/api/outbox` (the operator's view of undelivered replies) when given. */
   outbox?: Outbox;
+  /** Serves `/api/schedules` when given. */
+  schedules?: ScheduleBook;
   /** Serves `/api/skills` when given. */
   skills?: SkillRegistry;
   /** Bearer-key authentication of every route not declared public (see `authenticateRequest`). */

@@ -102,6 +102,23 @@ export class ScheduleBook {
     return this.options.repo.listLive(ownerUserId, chat);
   }
 
+  /** Live schedules of `ownerUserId`, or of everyone for the operator (undefined), oldest first. */
+  listAll(ownerUserId: string | undefined, limit: number): Promise<ScheduleRecord[]> {
+    return this.options.repo.listLive(ownerUserId, undefined, limit);
+  }
+
+  /** One of `ownerUserId`'s schedules (any, for the operator), or undefined: another's is not theirs to see. */
+  async get(ownerUserId: string | undefined, id: string): Promise<ScheduleRecord | undefined> {
+    const schedule = await this.options.repo.get(id.toLowerCase());
+    return schedule !== undefined && (ownerUserId === undefined || schedule.ownerUserId === ownerUserId) ? schedule : undefined;
+  }
+
+  /** Sets whether a start runs missed occurrences once (`run_once`) or none (`skip`). */
+  async setMissed(ownerUserId: string | undefined, id: string, missed: ScheduleRecord['missed']): Promise<ScheduleChange> {
+    const changed = await this.options.repo.setMissed(id.toLowerCase(), ownerUserId, missed);
+    return changed === undefined ? { ok: false, reason: 'not_found' } : { ok: true, schedule: changed };
+  }
+
   /** Stops an active schedule from firing until resumed. `ownerUserId` undefined: the operator. */
   pause(ownerUserId: string | undefined, id: string): Promise<ScheduleChange> {
     return this.change(ownerUserId, id, async () => ({ state: 'paused', nextRunAt: undefined }));

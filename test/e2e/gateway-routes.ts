@@ -41,6 +41,12 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { method: 'DELETE', template: '/api/channels/connections/:connection_id', isPublic: false },
   { method: 'GET', template: '/api/skills', isPublic: false },
   { method: 'PUT', template: '/api/skills/:name', isPublic: false },
+  { method: 'GET', template: '/api/schedules', isPublic: false },
+  { method: 'GET', template: '/api/schedules/:id', isPublic: false },
+  { method: 'PATCH', template: '/api/schedules/:id', isPublic: false },
+  { method: 'DELETE', template: '/api/schedules/:id', isPublic: false },
+  { method: 'POST', template: '/api/schedules/:id/pause', isPublic: false },
+  { method: 'POST', template: '/api/schedules/:id/resume', isPublic: false },
   { method: 'GET', template: '/api/outbox', isPublic: false },
   { method: 'POST', template: '/api/outbox/retry', isPublic: false },
   // Each enabled channel's webhook; the e2e enables GitHub's. They prove themselves by signature.

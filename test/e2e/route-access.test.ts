@@ -61,6 +61,7 @@ function pathOf(route: GatewayRoute, options: { upper?: boolean } = {}): string 
     connection_id: randomUUID(),
     user_id: randomUUID(),
     name: 'no-such-skill',
+    id: 'zzzzzz',
   };
   return route.template
     .split('/')
@@ -95,6 +96,7 @@ function bodyOf(route: GatewayRoute): unknown {
   if (route.template === '/api/skills/:name') return { enabled: false };
   if (route.template === '/api/users') return { name: 'mallory' };
   if (route.template === '/api/users/:user_id') return { can_use_shell: true };
+  if (route.template === '/api/schedules/:id') return { missed: 'skip' };
   return {};
 }
 
@@ -134,7 +136,7 @@ describe('every route under every spelling', () => {
     },
   );
 
-  // With another user's key: bob's thread stays hidden (404), operator routes stay closed (403).
+  // With another user's key: bob's thread and schedules stay hidden (404), operator routes stay closed (403).
   const asAlice = GATEWAY_ROUTES.filter(
     (route) =>
       route.template.startsWith('/api/threads/') ||
@@ -142,6 +144,7 @@ describe('every route under every spelling', () => {
       route.template === '/api/users/:user_id' ||
       route.template === '/api/audit/connections' ||
       route.template === '/api/skills/:name' ||
+      route.template.startsWith('/api/schedules/') ||
       route.template.startsWith('/api/outbox') ||
       route.template === '/metrics' ||
       route.template === '/api/channels/connections/:connection_id',
@@ -153,7 +156,7 @@ describe('every route under every spelling', () => {
       for (const [spelling, target] of Object.entries(spellingsOf(route))) {
         answers[spelling] = (await send(route.method, target, alice, bodyOf(route))).status;
       }
-      const expected = route.template.startsWith('/api/threads/') || route.template.includes(':connection_id') ? 404 : 403;
+      const expected = route.template.startsWith('/api/threads/') || route.template.includes(':connection_id') || route.template.startsWith('/api/schedules/') ? 404 : 403;
       expect(answers).toEqual(Object.fromEntries(Object.keys(answers).map((spelling) => [spelling, expected])));
     },
   );

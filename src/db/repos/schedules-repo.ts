@@ -45,9 +45,13 @@ export class SchedulesRepo {
     return row === undefined ? undefined : toRecord(row);
   }
 
-  /** The owner's active and paused schedules, oldest first; only those made in `chat` when given. */
-  async listLive(ownerUserId: string, chat?: { channel: string; chatId: string; topicId?: string | undefined }): Promise<ScheduleRecord[]> {
-    const where: SQL[] = [eq(schedules.ownerUserId, ownerUserId), inArray(schedules.state, LIVE_STATES)];
+  /**
+   * Active and paused schedules, oldest first: the owner's (every owner's when undefined), only
+   * those made in `chat` when given; at most `limit`.
+   */
+  async listLive(ownerUserId: string | undefined, chat?: { channel: string; chatId: string; topicId?: string | undefined }, limit = 1000): Promise<ScheduleRecord[]> {
+    const where: SQL[] = [inArray(schedules.state, LIVE_STATES)];
+    if (ownerUserId !== undefined) where.push(eq(schedules.ownerUserId, ownerUserId));
     if (chat !== undefined) {
       where.push(eq(schedules.channel, chat.channel), eq(schedules.chatId, chat.chatId), eq(schedules.topicId, chat.topicId ?? ''));
     }
@@ -55,7 +59,8 @@ export class SchedulesRepo {
       .select()
       .from(schedules)
       .where(and(...where))
-      .orderBy(asc(schedules.createdAt), asc(schedules.id));
+      .orderBy(asc(schedules.createdAt), asc(schedules.id))
+      .limit(limit);
     return rows.map(toRecord);
   }
 
@@ -105,6 +110,14 @@ export class SchedulesRepo {
       .where(and(eq(schedules.id, id), eq(schedules.state, 'active'), eq(schedules.nextRunAt, from)))
       .returning({ id: schedules.id });
     return moved.length > 0;
+  }
+
+  /** Sets what a start does with missed occurrences of a live schedule; only the owner's unless `ownerUserId` is undefined. */
+  async setMissed(id: string, ownerUserId: string | undefined, missed: MissedPolicy): Promise<ScheduleRecord | undefined> {
+    const where: SQL[] = [eq(schedules.id, id), inArray(schedules.state, LIVE_STATES)];
+    if (ownerUserId !== undefined) where.push(eq(schedules.ownerUserId, ownerUserId));
+    const [row] = await this.db.update(schedules).set({ missed, updatedAt: new Date() }).where(and(...where)).returning();
+    return row === undefined ? undefined : toRecord(row);
   }
 
   /**
