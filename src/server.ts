@@ -93,6 +93,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         runtime: { createThread: (request) => runtime.createThread(request) },
         config: config.schedules,
         onChange: () => scheduler?.poke(),
+        logger: logger.child({ component: 'schedules' }),
       })
     : undefined;
   const remoteAgent = config.runtime.url === undefined ? undefined : { url: config.runtime.url, host: new URL(config.runtime.url).host };

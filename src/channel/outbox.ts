@@ -130,14 +130,17 @@ export class Outbox {
     this.pollMs = deps.pollMs ?? DEFAULT_POLL_MS;
   }
 
-  /** `reply`, with its final and files delivered through the outbox. */
-  durable(channel: string, target: ReplyTarget, reply: Reply): DurableReply {
+  /**
+   * `reply`, with its final and files delivered through the outbox. `onRefused` is told when the
+   * platform refuses the final for good (the bot was removed from the chat): it is a dead letter.
+   */
+  durable(channel: string, target: ReplyTarget, reply: Reply, onRefused?: () => void): DurableReply {
     let finishing: Promise<void> | undefined;
     return {
       update: (text) => reply.update(text),
       resumeAnchor: () => reply.resumeAnchor?.() ?? target.replyTo,
       finish: (text, outcome, files = []) => {
-        finishing ??= this.deliverNow(channel, target, reply, text, outcome, files);
+        finishing ??= this.deliverNow({ channel, target, reply, onRefused }, text, outcome, files);
         return finishing;
       },
     };
@@ -179,9 +182,7 @@ export class Outbox {
 
   /** The first attempt, in the turn: the reply's own final, then each file. */
   private async deliverNow(
-    channel: string,
-    target: ReplyTarget,
-    reply: Reply,
+    { channel, target, reply, onRefused }: { channel: string; target: ReplyTarget; reply: Reply; onRefused: (() => void) | undefined },
     text: string,
     outcome: ReplyOutcome | undefined,
     files: readonly OutboundFile[],
@@ -193,7 +194,8 @@ export class Outbox {
     try {
       await reply.finish(text, outcome);
     } catch (error) {
-      await this.keep(pending({ ...finalLeftOf(reply, text, resumed()), files }), error);
+      const isDead = await this.keep(pending({ ...finalLeftOf(reply, text, resumed()), files }), error);
+      if (isDead) onRefused?.();
       return;
     }
     const failure = await this.sendFiles(channel, target, files);
@@ -218,8 +220,8 @@ export class Outbox {
     return undefined;
   }
 
-  /** Keeps a failed first attempt; rethrows its error when the store cannot take it. */
-  private async keep(delivery: PendingDelivery, error: unknown): Promise<void> {
+  /** Keeps a failed first attempt; true when it is a dead letter (refused for good). Rethrows its error when the store cannot take it. */
+  private async keep(delivery: PendingDelivery, error: unknown): Promise<boolean> {
     const log = this.deps.logger.child({ channel: delivery.channel, chatId: delivery.target.chatId });
     const isDead = !isTransient(error);
     const nextAttemptAt = this.now() + retryDelayMs(error, 1);
@@ -237,6 +239,7 @@ export class Outbox {
       throw error;
     }
     if (!isDead) this.wake(nextAttemptAt);
+    return isDead;
   }
 
   /** Arms the timer for `at` unless it fires sooner already. */

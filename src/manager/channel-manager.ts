@@ -293,7 +293,11 @@ export class ChannelManager {
   private replyTo(message: InboundMessage, channel: ChannelHandle): DurableReply {
     const target = replyTargetOf(message);
     const reply = channel.egress.reply(target);
-    if (this.deps.outbox) return this.deps.outbox.durable(message.channel, target, reply);
+    // A schedule whose chat refuses the bot for good would run the agent for nobody at every occurrence.
+    const { scheduled } = message;
+    const schedules = this.deps.schedules;
+    const onRefused = scheduled && schedules ? () => void schedules.pauseUndeliverable(scheduled.scheduleId) : undefined;
+    if (this.deps.outbox) return this.deps.outbox.durable(message.channel, target, reply, onRefused);
     return {
       update: (text) => reply.update(text),
       finish: async (text, outcome, files = []) => {

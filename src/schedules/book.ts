@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { SchedulesRepo } from '../db/repos/schedules-repo.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
 import { type SchedulesConfig, scheduleTimeZone } from './config.js';
 import { SCHEDULE_MESSAGES } from './messages.js';
@@ -21,6 +23,7 @@ export interface ScheduleBookOptions {
   now?: () => number;
   /** Told after a schedule was made or resumed, so the scheduler looks again before its usual wait. */
   onChange?: () => void;
+  logger?: Logger;
 }
 
 /** Ids people type: 6 characters without look-alikes (no 0/o, 1/l). */
@@ -130,6 +133,19 @@ export class ScheduleBook {
       const next = nextRunAfter(schedule.spec, new Date(this.now()));
       return next === undefined ? { state: 'done', nextRunAt: undefined } : { state: 'active', nextRunAt: next };
     });
+  }
+
+  /**
+   * Pauses a schedule whose chat refused its answer for good (the bot was removed): until its
+   * owner resumes it, it runs the agent for nobody no more. Never rejects.
+   */
+  async pauseUndeliverable(id: string): Promise<void> {
+    try {
+      const paused = await this.options.repo.setState(id, undefined, 'paused', undefined);
+      if (paused) this.options.logger?.warn({ scheduleId: id }, 'schedule paused: its chat refused the answer for good');
+    } catch (error) {
+      this.options.logger?.warn({ scheduleId: id, err: describeError(error) }, 'could not pause a schedule whose chat refused its answer');
+    }
   }
 
   /** Ends a schedule for good; its thread stays, with what it did. */

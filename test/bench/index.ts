@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only startup,layers,context,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out,faults --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only startup,layers,context,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out,faults,schedules --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run.
  */
@@ -13,6 +13,7 @@ import { runGitHubBench } from './github.js';
 import { runLayersBench } from './layers.js';
 import { printPlatformComparison } from './platforms.js';
 import { runScaleOutBench } from './scale-out.js';
+import { runSchedulesBench } from './schedules.js';
 import { buildServerBundle } from './server-process.js';
 import { runSlackBench } from './slack.js';
 import { runStartupBench } from './startup.js';
@@ -23,7 +24,7 @@ import { runWebhookMemoryBench } from './webhooks.js';
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['startup', 'layers', 'context', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out', 'faults'] as const;
+const BENCHES = ['startup', 'layers', 'context', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'tools', 'github', 'webhooks', 'scale-out', 'faults', 'schedules'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -99,5 +100,6 @@ if (only.has('scale-out')) {
   });
 }
 if (only.has('faults')) await runFaultsBench({ kills: Number(values.kills) });
+if (only.has('schedules')) await runSchedulesBench({ databaseUrl: values['database-url'] });
 // Fakes and watchers hold timers; the figures are printed, so end here.
 process.exit(0);

@@ -128,6 +128,21 @@ describe('schedules made from a Telegram chat', () => {
     expect(JSON.stringify(run?.tools ?? [])).not.toContain('schedule_task');
   });
 
+  it('pauses a schedule whose chat refuses the bot for good, so the agent stops running for nobody', async () => {
+    const chatId = nextChat++;
+    const id = idOf(await say(chatId, '/schedule every 2s post the weather'));
+    // The bot was removed from the chat: Telegram refuses what it sends there.
+    chat().telegram.failNext('sendMessage', { errorCode: 403, description: 'Forbidden: bot was kicked from the group chat' }, 50);
+    await chat().server.waitForLog((entry) => entry.msg === 'schedule paused: its chat refused the answer for good' && entry.scheduleId === id, 60_000);
+    chat().telegram.clearFaults('sendMessage');
+    expect(await say(chatId, '/schedule list')).toBe(`Your schedules in this chat:\n• ${id} — every 2 seconds — paused — post the weather`);
+    const runs = requestsFor('post the weather').length;
+    // Resumed by its owner, it runs again.
+    expect(await say(chatId, `/schedule resume ${id}`)).toMatch(new RegExp(`^Schedule ${id} resumed\\. Next run: `));
+    await chat().telegram.waitFor(() => requestsFor('post the weather').length > runs || undefined, 60_000);
+    expect(await say(chatId, `/schedule cancel ${id}`)).toBe(`Schedule ${id} cancelled.`);
+  });
+
   it('refuses what it cannot run, with a reason, and stores nothing', async () => {
     const chatId = nextChat++;
     expect(await say(chatId, '/schedule every 1s spam the chat')).toMatch(/every 2 seconds/);

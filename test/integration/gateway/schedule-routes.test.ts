@@ -60,7 +60,7 @@ describe.each(testDatabaseKinds())('schedule routes on %s', (kind) => {
     return made.schedule.id;
   }
 
-  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, key: string, payload?: unknown) =>
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, key: string, payload?: Record<string, unknown>) =>
     app.inject({ method, url, headers: { authorization: `Bearer ${key}` }, ...(payload === undefined ? {} : { payload }) });
 
   it("lists a person's own schedules with their words, and never another's", async () => {
