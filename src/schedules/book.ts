@@ -52,8 +52,8 @@ export class ScheduleBook {
 
   /**
    * Makes a schedule from `text` (`every weekday 09:00 summarise the open PRs`), or from a `when`
-   * and a `task` apart, for `ownerUserId`, answering into the chat `origin` names. Nothing is stored when the text is refused or the
-   * owner has `max_per_user` schedules already.
+   * and a `task` apart, for `ownerUserId`, answering into the chat `origin` names. Nothing is
+   * stored when the text is refused or the owner has `max_per_user` schedules already.
    */
   async create(input: { ownerUserId: string; origin: ScheduleOrigin } & ({ text: string } | { when: string; task: string })): Promise<ScheduleChange> {
     const now = new Date(this.now());

@@ -1,3 +1,6 @@
+import type { ScheduleRecord } from './types.js';
+import { describeSchedule, formatRunTime } from './when.js';
+
 /** Every text `/schedule` shows a person, in one place. */
 export const SCHEDULE_MESSAGES = {
   disabled: 'Schedules are off on this server.',
@@ -28,5 +31,14 @@ export const SCHEDULE_MESSAGES = {
     `Your schedules are read in ${zone}${isChosen ? '' : " (the server's)"}. Set yours with /schedule timezone <zone>, e.g. /schedule timezone America/New_York.`,
   timezoneSet: (zone: string) => `Your new schedules are read in ${zone}. Schedules you made before keep the time zone they were made in.`,
   timezoneUnknown: (zone: string) => `${zone} is not a time zone I know. Use an IANA name, like Europe/Berlin, America/New_York or UTC.`,
-  failed: 'The schedule could not be saved or read just now. Please try again in a moment.',
 } as const;
+
+/** A schedule's next run as its owner reads it, in the zone it was made in; `—` when none is left. */
+export function nextRunText(schedule: ScheduleRecord): string {
+  return schedule.nextRunAt === undefined ? '—' : formatRunTime(schedule.nextRunAt, schedule.spec.timezone);
+}
+
+/** What `/schedule` and `schedule_task` say once a schedule is made. */
+export function createdText(schedule: ScheduleRecord): string {
+  return SCHEDULE_MESSAGES.created(schedule.id, describeSchedule(schedule.spec), nextRunText(schedule), schedule.task);
+}

@@ -2,9 +2,9 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { ScheduleBook } from './book.js';
-import { SCHEDULE_MESSAGES } from './messages.js';
+import { createdText } from './messages.js';
 import { SCHEDULE_ORIGIN_KEY, type ScheduleOrigin } from './types.js';
-import { describeSchedule, formatRunTime, MAX_TASK_CHARS } from './when.js';
+import { MAX_TASK_CHARS } from './when.js';
 
 export const SCHEDULE_TASK = 'schedule_task';
 
@@ -35,11 +35,7 @@ export function createScheduleTaskTool(book: ScheduleBook): StructuredToolInterf
       const origin = originSchema.safeParse(config?.configurable?.[SCHEDULE_ORIGIN_KEY]);
       if (typeof ownerUserId !== 'string' || ownerUserId === '' || !origin.success) return TOOL_TEXTS.noChat;
       const made = await book.create({ ownerUserId, origin: origin.data as ScheduleOrigin, when, task });
-      if (made.ok) {
-        const { schedule } = made;
-        const next = schedule.nextRunAt === undefined ? '—' : formatRunTime(schedule.nextRunAt, schedule.spec.timezone);
-        return SCHEDULE_MESSAGES.created(schedule.id, describeSchedule(schedule.spec), next, schedule.task);
-      }
+      if (made.ok) return createdText(made.schedule);
       if (made.reason === 'too_many') return TOOL_TEXTS.tooMany(book.maxPerUser);
       if (made.reason === 'refused') return TOOL_TEXTS.refused(made.message);
       return TOOL_TEXTS.noChat;

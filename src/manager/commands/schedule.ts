@@ -1,7 +1,7 @@
 import type { ScheduleChange } from '../../schedules/book.js';
-import { SCHEDULE_MESSAGES } from '../../schedules/messages.js';
-import { type ScheduleRecord, scheduleOriginOf } from '../../schedules/types.js';
-import { describeSchedule, formatRunTime } from '../../schedules/when.js';
+import { createdText, nextRunText, SCHEDULE_MESSAGES } from '../../schedules/messages.js';
+import { scheduleOriginOf } from '../../schedules/types.js';
+import { describeSchedule } from '../../schedules/when.js';
 import type { Command, CommandContext } from './types.js';
 
 const ACTIONS = new Set(['pause', 'resume', 'cancel']);
@@ -20,23 +20,19 @@ export const scheduleCommand: Command = {
     if (!book) return { reply: SCHEDULE_MESSAGES.disabled };
     const [first = '', ...rest] = context.args.split(/\s+/);
     const action = first.toLowerCase();
-    try {
-      if (action === '' || action === 'list') return { reply: await listReply(context) };
-      if (action === 'help') return { reply: SCHEDULE_MESSAGES.usage };
-      if (action === 'timezone') return { reply: await timezoneReply(context, rest.join(' ').trim()) };
-      if (ACTIONS.has(action)) {
-        const id = rest.join(' ').trim();
-        if (id === '') return { reply: SCHEDULE_MESSAGES.missingId(action) };
-        const changed = await book[action as 'pause' | 'resume' | 'cancel'](context.userId, id);
-        return { reply: changeReply(action, id, changed) };
-      }
-      const made = await book.create({ ownerUserId: context.userId, origin: scheduleOriginOf(context.message, context.currentAgent), text: context.args });
-      if (!made.ok) return { reply: refusal(made, book.maxPerUser) };
-      const { schedule } = made;
-      return { reply: SCHEDULE_MESSAGES.created(schedule.id, describeSchedule(schedule.spec), nextText(schedule), schedule.task) };
-    } catch {
-      return { reply: SCHEDULE_MESSAGES.failed };
+    // Failures propagate: the manager waits out a database outage, and logs and answers the rest.
+    if (action === '' || action === 'list') return { reply: await listReply(context) };
+    if (action === 'help') return { reply: SCHEDULE_MESSAGES.usage };
+    if (action === 'timezone') return { reply: await timezoneReply(context, rest.join(' ').trim()) };
+    if (ACTIONS.has(action)) {
+      const id = rest.join(' ').trim();
+      if (id === '') return { reply: SCHEDULE_MESSAGES.missingId(action) };
+      const changed = await book[action as 'pause' | 'resume' | 'cancel'](context.userId, id);
+      return { reply: changeReply(action, id, changed) };
     }
+    const made = await book.create({ ownerUserId: context.userId, origin: scheduleOriginOf(context.message, context.currentAgent), text: context.args });
+    if (!made.ok) return { reply: refusal(made, book.maxPerUser) };
+    return { reply: createdText(made.schedule) };
   },
 };
 
@@ -58,7 +54,7 @@ async function listReply(context: CommandContext): Promise<string> {
     SCHEDULE_MESSAGES.listLine(
       schedule.id,
       describeSchedule(schedule.spec),
-      schedule.state === 'paused' ? SCHEDULE_MESSAGES.paused : SCHEDULE_MESSAGES.nextRun(nextText(schedule)),
+      schedule.state === 'paused' ? SCHEDULE_MESSAGES.paused : SCHEDULE_MESSAGES.nextRun(nextRunText(schedule)),
       schedule.task,
     ),
   );
@@ -72,15 +68,10 @@ function changeReply(action: string, id: string, change: ScheduleChange): string
   if (action === 'cancel') return SCHEDULE_MESSAGES.cancelledOne(schedule.id);
   return schedule.nextRunAt === undefined
     ? SCHEDULE_MESSAGES.resumedNothingLeft(schedule.id)
-    : SCHEDULE_MESSAGES.resumedOne(schedule.id, nextText(schedule));
+    : SCHEDULE_MESSAGES.resumedOne(schedule.id, nextRunText(schedule));
 }
 
 function refusal(change: Exclude<ScheduleChange, { ok: true }>, maxPerUser: number): string {
   if (change.reason === 'refused') return change.message;
-  if (change.reason === 'too_many') return SCHEDULE_MESSAGES.tooMany(maxPerUser);
-  return SCHEDULE_MESSAGES.failed;
-}
-
-function nextText(schedule: ScheduleRecord): string {
-  return schedule.nextRunAt === undefined ? '—' : formatRunTime(schedule.nextRunAt, schedule.spec.timezone);
+  return change.reason === 'too_many' ? SCHEDULE_MESSAGES.tooMany(maxPerUser) : SCHEDULE_MESSAGES.usage;
 }
