@@ -7,6 +7,7 @@ import { createTelegramEgress } from './egress.js';
 import { createTelegramFiles } from './files.js';
 import { TelegramIngress } from './ingress.js';
 import { TELEGRAM_LIMITS } from './limits.js';
+import { GroupPacer } from './pacing.js';
 
 /** What core needs to know about Telegram, as data. */
 export const TELEGRAM_CAPABILITIES: ChannelCapabilities = {
@@ -38,10 +39,12 @@ export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps)
   // Telegram is unreachable; failing fast hands a final to the outbox, and polling retries by itself.
   bot.api.config.use(autoRetry({ maxDelaySeconds: 0, maxRetryAttempts: SDK_RETRY_ATTEMPTS, rethrowHttpErrors: true }));
   const gate = deps.rateGate('chat');
+  const pacer = new GroupPacer(deps.requestWindow('group', TELEGRAM_LIMITS.groupMessagesPerMinute, 60_000));
   const ingress = new TelegramIngress({
     bot,
     deps: { ...deps, logger },
     gate,
+    pacer,
     allowedUsers: config.allowed_users,
     pollingTimeoutSeconds: config.polling_timeout_seconds,
   });
@@ -51,8 +54,8 @@ export function createTelegramChannel(config: TelegramConfig, deps: ChannelDeps)
     capabilities: TELEGRAM_CAPABILITIES,
     // Telegram refuses a second long poller (409 Conflict).
     exclusiveIngress: true,
-    egress: createTelegramEgress({ api: bot.api, gate, logger, now: deps.now }),
-    files: createTelegramFiles({ api: bot.api, token: config.bot_token, apiRoot: config.api_root, gate, logger }),
+    egress: createTelegramEgress({ api: bot.api, gate, pacer, logger, now: deps.now }),
+    files: createTelegramFiles({ api: bot.api, token: config.bot_token, apiRoot: config.api_root, gate, pacer, logger }),
     start: () => ingress.start(),
     stop: () => ingress.stop(),
     status: () => ingress.status(),

@@ -7,6 +7,7 @@ import type { Logger } from '../../src/logger.js';
 import { isMessageNotModified, toChannelError } from './errors.js';
 import { parseTelegramId } from './ids.js';
 import { TELEGRAM_LIMITS } from './limits.js';
+import type { GroupPacer } from './pacing.js';
 
 /** Attempts per final message while Telegram answers 429 (each waits out `retry_after`). */
 const FINAL_ATTEMPTS = 5;
@@ -66,6 +67,8 @@ export interface TelegramEgressOptions {
   api: Api;
   /** Shared with ingress, keyed by chat id: a 429 anywhere holds every send to that chat. */
   gate: RateGate;
+  /** Every message and edit to a group takes a place of its 20 a minute (shared with ingress and files). */
+  pacer: GroupPacer;
   logger: Logger;
   now: () => number;
 }
@@ -77,13 +80,13 @@ export interface TelegramEgressOptions {
  * `ChannelError` (`CHANNEL_REJECTED`) when `target.chatId` is not a Telegram chat id.
  */
 export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgress {
-  const { api, gate, logger, now } = options;
+  const { api, gate, pacer, logger, now } = options;
   return {
     reply(target: ReplyTarget): Reply {
       const chatId = toTelegramChatId(target.chatId);
       const primitives: EditPrimitives = {
-        send: (text, replyToMessageId) => sendTelegramText(api, chatId, text, replyToMessageId),
-        edit: (messageId, text) => editTelegramText(api, chatId, messageId, text),
+        send: (text, replyToMessageId) => pacer.send(target.chatId, () => sendTelegramText(api, chatId, text, replyToMessageId)),
+        edit: (messageId, text) => pacer.send(target.chatId, () => editTelegramText(api, chatId, messageId, text)),
         remove: async (messageId) => {
           try {
             await api.deleteMessage(chatId, parseTelegramId(messageId));

@@ -9,6 +9,7 @@ import { toTelegramChatId } from './egress.js';
 import { toChannelError } from './errors.js';
 import { parseTelegramId } from './ids.js';
 import { TELEGRAM_LIMITS } from './limits.js';
+import type { GroupPacer } from './pacing.js';
 
 const PLATFORM = 'telegram';
 
@@ -78,6 +79,8 @@ export interface TelegramFilesOptions {
   apiRoot: string;
   /** Shared with ingress and egress, keyed by chat id: a 429 anywhere holds every send to that chat. */
   gate: RateGate;
+  /** A file sent to a group takes a place of its 20 messages a minute. */
+  pacer: GroupPacer;
   logger: Logger;
   /** Bound on one download after getFile, in milliseconds; default 20000. */
   downloadTimeoutMs?: number;
@@ -216,7 +219,7 @@ class TelegramFiles implements ChannelFiles {
     for (let attempt = 1; ; attempt++) {
       await gate.waitUntilOpen(target.chatId);
       try {
-        await call();
+        await this.options.pacer.send(target.chatId, call);
         return;
       } catch (error) {
         const channelError = toChannelError(error);

@@ -12,6 +12,7 @@ import { type DecideContext, decideMessage, TELEGRAM_REPLIES } from './decide.js
 import { sendTelegramText } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
 import { telegramMessageSchema } from './schemas.js';
+import type { GroupPacer } from './pacing.js';
 
 /** Why a start's getMe was aborted: its deadline passed, or the channel was stopped meanwhile. */
 const START_TIMED_OUT = 'start timed out';
@@ -22,6 +23,8 @@ export interface TelegramIngressOptions {
   deps: ChannelDeps;
   /** Shared with egress: no placeholder goes to a chat that is rate limited. */
   gate: RateGate;
+  /** Nor to a group whose 20 messages a minute are spent. */
+  pacer: GroupPacer;
   allowedUsers: readonly number[];
   pollingTimeoutSeconds: number;
   /** How long `stop()` lets acknowledgements in flight finish; default 4000 ms. */
@@ -227,10 +230,10 @@ export class TelegramIngress {
 
   /** Posts `text` unless the chat is rate limited; resolves with its id, or `undefined` when not sent. */
   private async sendIfOpen(chatId: string, text: string, replyToMessageId?: string): Promise<string | undefined> {
-    const { gate, bot, deps } = this.options;
+    const { gate, pacer, bot, deps } = this.options;
     if (!gate.isOpen(chatId)) return undefined;
     try {
-      return await sendTelegramText(bot.api, Number(chatId), text, replyToMessageId);
+      return await pacer.send(chatId, () => sendTelegramText(bot.api, Number(chatId), text, replyToMessageId));
     } catch (error) {
       const channelError = toChannelError(error);
       if (channelError.retryAfterMs !== undefined) gate.block(chatId, channelError.retryAfterMs);

@@ -10,6 +10,8 @@ export const TELEGRAM_LIMITS = {
   privateEditIntervalMs: 1000,
   /** "not able to send more than 20 messages per minute to the same group" (one per 3 s). Same FAQ. */
   groupEditIntervalMs: 3000,
+  /** The same FAQ line, across everything sent to one group: 20 messages in any minute. */
+  groupMessagesPerMinute: 20,
   /** `getFile`: "bots can download files of up to 20MB in size". https://core.telegram.org/bots/api#getfile */
   maxDownloadBytes: 20_000_000,
   /** Documents and other media: "up to 50 MB". https://core.telegram.org/bots/api#senddocument */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { sleep } from '../time.js';
 import { StaleKeySweeper } from './stale-keys.js';
-import type { RequestWindow } from './types.js';
+import type { RequestWindow, WindowAttempt } from './types.js';
 
 /**
  * Both implementations count a request from its start until `windowMs` after it ended: it reached
@@ -11,6 +11,9 @@ import type { RequestWindow } from './types.js';
  * next window's first ones arrive together.) Platforms answer an excess with 429s that block for a
  * second or more, so waiting here is faster than finding out.
  */
+
+/** When only requests under way fill the window, how soon a `tryRun` caller should ask again. */
+const IN_FLIGHT_RETRY_MS = 250;
 
 interface KeyUse {
   /** Requests under way: each holds its place until it ends. */
@@ -34,7 +37,21 @@ export class InProcessRequestWindow implements RequestWindow {
   ) {}
 
   async run<T>(key: string, request: () => Promise<T>): Promise<T> {
-    const use = await this.acquire(key);
+    for (;;) {
+      const taken = this.take(key);
+      if (typeof taken !== 'number') return this.runIn(taken, request);
+      if (taken > 0) await sleep(taken);
+      else await new Promise<void>((resolve) => this.useOf(key).waiters.push(resolve));
+    }
+  }
+
+  async tryRun<T>(key: string, request: () => Promise<T>): Promise<WindowAttempt<T>> {
+    const taken = this.take(key);
+    if (typeof taken === 'number') return { ran: false, retryAfterMs: taken > 0 ? taken : IN_FLIGHT_RETRY_MS };
+    return { ran: true, value: await this.runIn(taken, request) };
+  }
+
+  private async runIn<T>(use: KeyUse, request: () => Promise<T>): Promise<T> {
     try {
       return await request();
     } finally {
@@ -44,23 +61,26 @@ export class InProcessRequestWindow implements RequestWindow {
     }
   }
 
-  private async acquire(key: string): Promise<KeyUse> {
+  /** A place in the window for `key`, or how long until one frees (0: when a request under way ends). */
+  private take(key: string): KeyUse | number {
+    const use = this.useOf(key);
+    const now = this.now();
+    use.endedAt = use.endedAt.filter((at) => at > now - this.windowMs);
+    if (use.inFlight + use.endedAt.length < this.perWindow) {
+      use.inFlight++;
+      return use;
+    }
+    const oldest = use.endedAt[0];
+    return oldest === undefined ? 0 : oldest + this.windowMs - now;
+  }
+
+  private useOf(key: string): KeyUse {
     const since = this.now() - this.windowMs;
     // Keys with nothing under way or recent.
     this.sweeper.beforeAdd(this.uses, (use) => use.inFlight === 0 && use.waiters.length === 0 && use.endedAt.every((at) => at <= since));
-    for (;;) {
-      const use = this.uses.get(key) ?? { inFlight: 0, endedAt: [], waiters: [] };
-      this.uses.set(key, use);
-      const now = this.now();
-      use.endedAt = use.endedAt.filter((at) => at > now - this.windowMs);
-      if (use.inFlight + use.endedAt.length < this.perWindow) {
-        use.inFlight++;
-        return use;
-      }
-      const oldest = use.endedAt[0];
-      if (oldest !== undefined) await sleep(oldest + this.windowMs - now);
-      else await new Promise<void>((resolve) => use.waiters.push(resolve));
-    }
+    const use = this.uses.get(key) ?? { inFlight: 0, endedAt: [], waiters: [] };
+    this.uses.set(key, use);
+    return use;
   }
 }
 
@@ -102,12 +122,29 @@ export class RedisRequestWindow implements RequestWindow {
     const zset = `${this.prefix}:${key}`;
     const member = randomUUID();
     for (;;) {
-      // Redis unreachable: the request goes out unpaced (the platform's 429 still holds it back)
-      // rather than not at all.
-      const waitMs = Number(await this.redis.eval(ACQUIRE, 1, zset, this.windowMs, this.perWindow, MAX_HOLD_MS, member).catch(() => -1));
+      const waitMs = await this.take(zset, member);
       if (waitMs < 0) break;
       await sleep(Math.min(waitMs, MAX_POLL_MS));
     }
+    return this.runIn(zset, member, request);
+  }
+
+  async tryRun<T>(key: string, request: () => Promise<T>): Promise<WindowAttempt<T>> {
+    const zset = `${this.prefix}:${key}`;
+    const member = randomUUID();
+    const waitMs = await this.take(zset, member);
+    if (waitMs >= 0) return { ran: false, retryAfterMs: waitMs };
+    return { ran: true, value: await this.runIn(zset, member, request) };
+  }
+
+  /** -1 when `member` has a place now, else how long until one may free. */
+  private async take(zset: string, member: string): Promise<number> {
+    // Redis unreachable: the request goes out unpaced (the platform's 429 still holds it back)
+    // rather than not at all.
+    return Number(await this.redis.eval(ACQUIRE, 1, zset, this.windowMs, this.perWindow, MAX_HOLD_MS, member).catch(() => -1));
+  }
+
+  private async runIn<T>(zset: string, member: string, request: () => Promise<T>): Promise<T> {
     try {
       return await request();
     } finally {

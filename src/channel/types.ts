@@ -404,7 +404,15 @@ export interface ChannelStateStore {
 export interface RequestWindow {
   /** Runs `request` once it fits the window for `key`; resolves or rejects as it does. */
   run<T>(key: string, request: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `request` only if it fits the window for `key` now; otherwise says how soon a place may
+   * free, and runs nothing. Rejects as `request` does.
+   */
+  tryRun<T>(key: string, request: () => Promise<T>): Promise<WindowAttempt<T>>;
 }
+
+/** What `RequestWindow.tryRun` came to. */
+export type WindowAttempt<T> = { ran: true; value: T } | { ran: false; retryAfterMs: number };
 
 /** What core hands every adapter. */
 export interface ChannelDeps {

@@ -42,6 +42,21 @@ describe.skipIf(!redisUrl)('RedisRequestWindow', () => {
     await redis.del(`${prefix}:oc_chat`, `${prefix}:oc_other`);
   });
 
+  it('tries without waiting across processes: a full window runs nothing and says how soon a place frees', async () => {
+    const prefix = `test-${randomUUID()}:window:telegram:group`;
+    const [a, b] = [new RedisRequestWindow(redis, prefix, 2, 60_000), new RedisRequestWindow(other, prefix, 2, 60_000)];
+    expect(await a.tryRun('-100', async () => 'one')).toEqual({ ran: true, value: 'one' });
+    expect(await b.tryRun('-100', async () => 'two')).toEqual({ ran: true, value: 'two' });
+    let ran = false;
+    const third = await a.tryRun('-100', async () => {
+      ran = true;
+    });
+    expect(ran).toBe(false);
+    expect(third.ran).toBe(false);
+    if (!third.ran) expect(third.retryAfterMs).toBeGreaterThan(59_000);
+    await redis.del(`${prefix}:-100`);
+  });
+
   it('still sends when Redis cannot be reached', async () => {
     const unreachable = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true });
     unreachable.on('error', () => undefined);

@@ -13,6 +13,8 @@ import { createLogger, silentLogger } from '../../../src/logger.js';
 import { type FakeDocumentInput, FakeTelegram } from '../../fakes/telegram/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { GroupPacer } from '../../../channels/telegram/pacing.js';
+import { InProcessRequestWindow } from '../../../src/channel/request-window.js';
 
 /**
  * Photos and documents through the real grammY adapter and FakeTelegram: what reaches the intake,
@@ -261,6 +263,7 @@ describe('Telegram file download limits and failures', () => {
       token: fake.token,
       apiRoot: fake.apiRoot,
       gate: new InProcessRateGate(),
+      pacer: new GroupPacer(new InProcessRequestWindow(20, 60_000)),
       logger: silentLogger(),
       downloadTimeoutMs: 300,
     });

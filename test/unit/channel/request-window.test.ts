@@ -51,4 +51,22 @@ describe('InProcessRequestWindow', () => {
     await next;
     expect(started).toEqual([1000]);
   });
+
+  it('tries without waiting: runs while the window has room, else says how soon a place frees and runs nothing', async () => {
+    const pacer = new InProcessRequestWindow(2, 1000, Date.now);
+    const started: number[] = [];
+    expect(await pacer.tryRun('group', async () => 'first')).toEqual({ ran: true, value: 'first' });
+    await vi.advanceTimersByTimeAsync(200);
+    expect(await pacer.tryRun('group', async () => 'second')).toEqual({ ran: true, value: 'second' });
+    await vi.advanceTimersByTimeAsync(300);
+    // Full: the first ended at 0, so a place frees at 1000, 500 ms from now.
+    expect(await pacer.tryRun('group', request(started))).toEqual({ ran: false, retryAfterMs: 500 });
+    expect(started).toEqual([]);
+    // Another key has its own window; a waiting run takes the place once it frees.
+    expect((await pacer.tryRun('other', async () => 1)).ran).toBe(true);
+    const waiting = pacer.run('group', request(started));
+    await vi.advanceTimersByTimeAsync(1000);
+    await waiting;
+    expect(started).toEqual([1000]);
+  });
 });
