@@ -77,7 +77,17 @@ export interface FakeTelegramOptions {
   botInfo?: Partial<UserFromGetMe>;
   /** Answer every call with 401 Unauthorized, as for a revoked token. */
   rejectToken?: boolean;
+  /**
+   * Flood control of groups as Telegram words it ("not more than 20 messages per minute to the
+   * same group"): past `perWindow` messages and edits to one group (negative chat id) in any
+   * `windowMs`, answer 429 with the seconds until one leaves the window, and count it in
+   * `groupFloods`. Absent: groups are not limited.
+   */
+  groupLimit?: { perWindow: number; windowMs: number };
 }
+
+/** What the fake limits per group when `groupLimit` is set. */
+const GROUP_LIMITED_METHODS = new Set(['sendMessage', 'editMessageText', 'sendPhoto', 'sendDocument']);
 
 /** Methods that put something in front of a chat's members (subject to per-chat flood control). */
 const CHAT_OUTPUT_METHODS = new Set([
@@ -102,6 +112,10 @@ export class FakeTelegram {
   readonly rateLimitViolations: RateLimitViolation[] = [];
   /** Commands stored by setMyCommands. */
   commands: unknown[] = [];
+  /** Calls answered 429 by `groupLimit`: the server sent faster than the group allows. */
+  readonly groupFloods: { method: string; chatId: number; at: number }[] = [];
+  private readonly groupLimit: FakeTelegramOptions['groupLimit'];
+  private readonly groupSends = new Map<number, number[]>();
 
   private readonly recorded: RecordedCall[] = [];
   private readonly store: ChatStore;
@@ -139,6 +153,7 @@ export class FakeTelegram {
   constructor(options: FakeTelegramOptions = {}) {
     this.token = options.token ?? '123456:TEST-fake-token';
     this.rejectToken = options.rejectToken ?? false;
+    this.groupLimit = options.groupLimit;
     this.botInfo = {
       id: Number(this.token.split(':')[0]) || 123456,
       is_bot: true,
@@ -354,7 +369,7 @@ export class FakeTelegram {
     if (this.rejectToken || token !== this.token) return new ApiFailure(401, 'Unauthorized');
     const chatId = typeof call.params.chat_id === 'number' ? call.params.chat_id : undefined;
     if (chatId !== undefined && CHAT_OUTPUT_METHODS.has(call.method)) this.checkFloodWindow(call, chatId);
-    const fault = this.takeFault(call.method);
+    const fault = this.takeFault(call.method) ?? this.groupFlood(call, chatId);
     if (fault) return this.failure(fault, call, chatId);
     try {
       return await handler(call.params, res, call.at);
@@ -362,6 +377,20 @@ export class FakeTelegram {
       if (error instanceof ApiFailure) return error;
       throw error;
     }
+  }
+
+  /** A 429 for a send to a group past `groupLimit`, or undefined when it may go (and is counted). */
+  private groupFlood(call: RecordedCall, chatId: number | undefined): Fault | undefined {
+    const limit = this.groupLimit;
+    if (limit === undefined || chatId === undefined || chatId >= 0 || !GROUP_LIMITED_METHODS.has(call.method)) return undefined;
+    const recent = (this.groupSends.get(chatId) ?? []).filter((at) => at > call.at - limit.windowMs);
+    this.groupSends.set(chatId, recent);
+    if (recent.length < limit.perWindow) {
+      recent.push(call.at);
+      return undefined;
+    }
+    this.groupFloods.push({ method: call.method, chatId, at: call.at });
+    return { errorCode: 429, retryAfter: Math.max(1, Math.ceil(((recent[0] as number) + limit.windowMs - call.at) / 1000)) };
   }
 
   private checkFloodWindow(call: RecordedCall, chatId: number): void {
