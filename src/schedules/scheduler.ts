@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { isDuplicateDelivery } from '../channel/journaled-intake.js';
 import type { InboundIntake, InboundMessage } from '../channel/types.js';
 import type { SchedulesRepo } from '../db/repos/schedules-repo.js';
@@ -19,8 +20,10 @@ export interface SchedulerOptions {
 }
 
 const DEFAULT_POLL_MS = 15_000;
-/** Due schedules taken per look; more wait for the next look, which comes at once. */
+/** Due schedules read at a time; a look reads again until fewer come back. */
 const BATCH = 100;
+/** Occurrences handed over at once: a burst is not held to one database round trip after another. */
+const FIRE_CONCURRENCY = 8;
 const DEFAULT_MISSED_AFTER_MS = 60_000;
 /** How long the scheduler waits after the intake was full before trying again. */
 const FULL_INTAKE_RETRY_MS = 1000;
@@ -90,10 +93,9 @@ export class Scheduler {
   private async look(): Promise<void> {
     let waitMs = this.pollMs;
     try {
-      const { isIntakeFull, isBatchFull } = await this.fireDue();
+      const { isIntakeFull } = await this.fireDue();
       const next = await this.options.repo.nextDueAt();
       if (next !== undefined) waitMs = Math.min(waitMs, Math.max(0, next.getTime() - this.now()));
-      if (isBatchFull) waitMs = 0;
       if (isIntakeFull) waitMs = Math.max(waitMs, FULL_INTAKE_RETRY_MS);
     } catch (error) {
       this.log.warn({ err: describeError(error) }, 'could not look at the schedules; trying again');
@@ -103,22 +105,39 @@ export class Scheduler {
     this.timer.unref();
   }
 
-  private async fireDue(): Promise<{ isIntakeFull: boolean; isBatchFull: boolean }> {
-    const due = await this.options.repo.due(new Date(this.now()), BATCH);
-    for (const schedule of due) {
-      if (this.isStopped) break;
-      if ((await this.fire(schedule)) === 'intake_full') return { isIntakeFull: true, isBatchFull: false };
+  /** Fires everything due now, a batch at a time, several occurrences at once; stops at a full intake. */
+  private async fireDue(): Promise<{ isIntakeFull: boolean }> {
+    const limit = pLimit(FIRE_CONCURRENCY);
+    for (;;) {
+      const due = await this.options.repo.due(new Date(this.now()), BATCH);
+      let isIntakeFull = false;
+      await Promise.all(
+        due.map((schedule) =>
+          limit(async () => {
+            if (this.isStopped || isIntakeFull) return;
+            if ((await this.fire(schedule)) === 'intake_full') isIntakeFull = true;
+          }),
+        ),
+      );
+      if (isIntakeFull || due.length < BATCH || this.isStopped) return { isIntakeFull };
     }
-    return { isIntakeFull: false, isBatchFull: due.length === BATCH };
   }
 
   /** Hands one due occurrence to the intake and moves the schedule on. */
   private async fire(schedule: ScheduleRecord): Promise<'fired' | 'skipped' | 'intake_full'> {
     const dueAt = schedule.nextRunAt as Date;
     const now = this.now();
-    // Missed occurrences are never made up one by one: the next is the first after now.
-    const next = nextRunAfter(schedule.spec, new Date(Math.max(now, dueAt.getTime())));
     const log = this.log.child({ scheduleId: schedule.id, dueAt: dueAt.toISOString() });
+    let next: Date | undefined;
+    try {
+      // Missed occurrences are never made up one by one: the next is the first after now.
+      next = nextRunAfter(schedule.spec, new Date(Math.max(now, dueAt.getTime())));
+    } catch (error) {
+      // A spec this build cannot read would fail every look, and hold up those due after it.
+      log.error({ err: describeError(error) }, 'schedule cannot be read; paused');
+      await this.options.repo.setState(schedule.id, undefined, 'paused', undefined);
+      return 'skipped';
+    }
     if (now - dueAt.getTime() > (this.options.missedAfterMs ?? DEFAULT_MISSED_AFTER_MS) && schedule.missed === 'skip') {
       await this.options.repo.advance(schedule.id, dueAt, next, undefined);
       log.info('missed while no process ran; skipped as the schedule says');

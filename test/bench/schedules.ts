@@ -16,17 +16,19 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { eq } from 'drizzle-orm';
 import { JournaledIntake } from '../../src/channel/journaled-intake.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/index.js';
 import { SchedulesRepo } from '../../src/db/repos/schedules-repo.js';
 import { SqlTurnJournal } from '../../src/db/repos/turn-journal-repo.js';
+import { inboundDedupe } from '../../src/db/schema/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { occurrenceOf, Scheduler } from '../../src/schedules/scheduler.js';
 import type { ScheduleOrigin, ScheduleRecord } from '../../src/schedules/types.js';
 import type { ScheduleSpec } from '../../src/schedules/when.js';
-import { FakeOpenAI } from '../fakes/openai/index.js';
+import { echoResponder, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { type ChatMessageView, FakeTelegram } from '../fakes/telegram/index.js';
 import { RecordingIntake } from '../helpers/recording-intake.js';
 import { createBenchDatabase, ownCpuMs, PostgresCpuMeter } from './cpu-time.js';
@@ -248,7 +250,7 @@ function printOverheads(rows: readonly OverheadFigures[]): void {
     const line = (name: string, run: RunFigures) =>
       console.log(`${row.target.padEnd(11)} ${name.padEnd(28)} ${cells([perRun(run.wallMs), perRun(run.cpuMs), perRun(run.pgCpuMs), run.wallMs.toFixed(0)])}`);
     line('baseline (journal only)', row.baseline);
-    line(`scheduler (${row.looks} looks)`, row.scheduler);
+    line(`scheduler (${row.looks} look${row.looks === 1 ? '' : 's'})`, row.scheduler);
     const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '—' : `${(a / b).toFixed(2)}×`);
     const { scheduler: s, baseline: b } = row;
     console.log(
@@ -277,6 +279,14 @@ interface BurstFigures {
   /** Ordinary messages sent at once to the last answer on screen. */
   baselineLastMs: number;
   baseline: LatencySummary;
+  /** The part of each before the model was asked: due (or sent) → the model request's arrival. */
+  scheduledToModel: LatencySummary;
+  baselineToModel: LatencySummary;
+  /** Due (or sent) → the turn journal took it (its `first_seen`): the scheduler's hand-over, Telegram's ingress. */
+  scheduledToJournal: LatencySummary;
+  baselineToJournal: LatencySummary;
+  /** First due time to the journal taking the last occurrence. */
+  lastJournaledMs: number;
   violations: number;
   tooManyRequests: number;
   failedCalls: number;
@@ -306,7 +316,14 @@ function waitForEvery(telegram: FakeTelegram, chats: readonly number[], isDone: 
 
 async function burst(target: Target): Promise<BurstFigures> {
   const telegram = new FakeTelegram();
-  const model = new FakeOpenAI(); // answers `Echo: <last user text>`
+  const model = new FakeOpenAI();
+  // `Echo: <last user text>`, noting when each text was first asked.
+  const askedAt = new Map<string, number>();
+  model.respond = (request) => {
+    const text = lastUserText(request.messages);
+    if (!askedAt.has(text)) askedAt.set(text, Date.now());
+    return echoResponder(request);
+  };
   let database: Awaited<ReturnType<typeof createBenchDatabase>> | undefined;
   let server: ChildProcess | undefined;
   try {
@@ -365,24 +382,36 @@ async function burst(target: Target): Promise<BurstFigures> {
     }
     if (wrong.length > 0) throw new Error(`schedules bench: ${wrong.length} chats did not get exactly one post:\n  ${wrong.slice(0, 10).join('\n  ')}`);
     const scheduledLastMs = Math.max(...scheduledShown) - firstDue;
+    const scheduledToModel = chats.map((chatId) => (askedAt.get(task(chatId)) ?? Number.NaN) - (dueAt.get(chatId) as number));
 
     // Baseline: the same chats, one ordinary message each, all at once.
     const sentAt = new Map<number, number>();
+    const sentIds = new Map<number, number>();
     const baselineStartedAt = Date.now();
     for (const chatId of chats) {
       sentAt.set(chatId, Date.now());
-      telegram.sendUserMessage({ chatId, chatType: 'private', text: `now ${chatId}` });
+      sentIds.set(chatId, telegram.sendUserMessage({ chatId, chatType: 'private', text: `now ${chatId}` }).message_id);
     }
     const answer = (chatId: number) => telegram.botMessages(chatId).find((m) => m.history.includes(`Echo: now ${chatId}`));
     await waitForEvery(telegram, chats, (chatId) => answer(chatId) !== undefined, 180_000);
     const answered = chats.map((chatId) => shownAt(answer(chatId) as ChatMessageView, `Echo: now ${chatId}`) as number);
     const baselineLastMs = Math.max(...answered) - baselineStartedAt;
     const baselineLatencies = chats.map((chatId, i) => (answered[i] as number) - (sentAt.get(chatId) as number));
+    const baselineToModel = chats.map((chatId) => (askedAt.get(`now ${chatId}`) ?? Number.NaN) - (sentAt.get(chatId) as number));
 
     const violations = telegram.rateLimitViolations.length;
     const failed = telegram.calls.filter((call) => call.response?.ok === false);
     const tooManyRequests = failed.filter((call) => call.response?.ok === false && call.response.errorCode === 429).length;
     if (violations > 0) throw new Error(`schedules bench: ${violations} sends or edits ignored a running retry_after (rateLimitViolations)`);
+
+    // When the journal took each: read once the server is gone (PGlite's files are its alone while it runs).
+    await stopProcess(server);
+    server = undefined;
+    const journaledAt = await journalTimes(database === undefined ? { dataDir: join(dirname(configPath), 'data') } : { url: database.url });
+    const journaled = (key: string) => journaledAt.get(key) ?? Number.NaN;
+    const scheduledToJournal = chats.map((chatId) => journaled(`${chatId}/schedule:`) - (dueAt.get(chatId) as number));
+    const baselineToJournal = chats.map((chatId) => journaled(`${chatId}/${sentIds.get(chatId)}`) - (sentAt.get(chatId) as number));
+    const lastJournaledMs = Math.max(...chats.map((chatId) => journaled(`${chatId}/schedule:`))) - firstDue;
     return {
       target: target.name,
       createMs,
@@ -391,6 +420,11 @@ async function burst(target: Target): Promise<BurstFigures> {
       scheduled: summarize(perResult, scheduledLastMs),
       baselineLastMs,
       baseline: summarize(baselineLatencies, baselineLastMs),
+      scheduledToModel: summarize(scheduledToModel, scheduledLastMs),
+      baselineToModel: summarize(baselineToModel, baselineLastMs),
+      scheduledToJournal: summarize(scheduledToJournal, scheduledLastMs),
+      baselineToJournal: summarize(baselineToJournal, baselineLastMs),
+      lastJournaledMs,
       violations,
       tooManyRequests,
       failedCalls: failed.length,
@@ -428,6 +462,25 @@ async function makeSchedules(telegram: FakeTelegram, chats: readonly number[], c
   return lastAt;
 }
 
+/**
+ * When the turn journal took each message (`first_seen`), keyed `<chat>/<message id>`, and
+ * `<chat>/schedule:` for a chat's scheduled occurrence (each bench chat has one).
+ */
+async function journalTimes(database: { url: string } | { dataDir: string }): Promise<Map<string, number>> {
+  const handle = await openDatabase(database);
+  try {
+    const rows = await handle.db
+      .select({ chatId: inboundDedupe.chatId, messageId: inboundDedupe.messageId, firstSeen: inboundDedupe.firstSeen })
+      .from(inboundDedupe)
+      .where(eq(inboundDedupe.channel, 'telegram'));
+    const times = new Map<string, number>();
+    for (const row of rows) times.set(`${row.chatId}/${row.messageId.startsWith('schedule:') ? 'schedule:' : row.messageId}`, row.firstSeen.getTime());
+    return times;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Each chat's schedule's due time, from the API (open: the bench server has no keys); throws when one is missing (fired already). */
 async function dueTimes(apiUrl: string, chats: readonly number[]): Promise<Map<number, number>> {
   const response = await fetch(`${apiUrl}/api/schedules?limit=1000`);
@@ -456,6 +509,13 @@ function printBursts(rows: readonly BurstFigures[]): void {
     console.log(
       `${'  ratio scheduled / ordinary'.padEnd(40)} ${ratio(row.scheduledLastMs, row.baselineLastMs)} ${ratio(row.scheduled.p50Ms, row.baseline.p50Ms)} ${ratio(row.scheduled.p95Ms, row.baseline.p95Ms)} ${ratio(row.scheduled.p99Ms, row.baseline.p99Ms)}`,
     );
+    const toModel = (name: string, summary: LatencySummary) =>
+      console.log(`${name.padEnd(40)} ${''.padStart(9)} ${[summary.p50Ms, summary.p95Ms, summary.p99Ms].map((ms) => ms.toFixed(0).padStart(9)).join(' ')}`);
+    console.log(`${'    first due → last journaled'.padEnd(40)} ${row.lastJournaledMs.toFixed(0).padStart(9)}  (the scheduler handed ${DUE} over at ${((DUE / row.lastJournaledMs) * 1000).toFixed(0)}/s)`);
+    toModel('    due → journaled (scheduler hand-over)', row.scheduledToJournal);
+    toModel('    due → model asked', row.scheduledToModel);
+    toModel('    sent → journaled (Telegram ingress)', row.baselineToJournal);
+    toModel('    sent → model asked', row.baselineToModel);
     console.log(
       `  every result once: ${row.once}/${DUE} chats with exactly one post; rate-limit violations ${row.violations}; 429s received ${row.tooManyRequests}; failed Bot API calls ${row.failedCalls}`,
     );

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, lte, min, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, lte, min, type SQL, sql } from 'drizzle-orm';
 import type { MissedPolicy, NewSchedule, ScheduleOrigin, ScheduleRecord, ScheduleState } from '../../schedules/types.js';
 import type { ScheduleSpec } from '../../schedules/when.js';
 import type { Database } from '../index.js';
@@ -16,6 +16,8 @@ const LIVE_STATES: ScheduleState[] = ['active', 'paused'];
  * exactly one moves it on.
  */
 export class SchedulesRepo {
+  private advanceStatement: ReturnType<SchedulesRepo['prepareAdvance']> | undefined;
+
   constructor(private readonly db: Database) {}
 
   /** Stores a new schedule; false when its id is taken (the caller draws another). */
@@ -99,17 +101,32 @@ export class SchedulesRepo {
    * process moved it first, or it was paused or cancelled meanwhile.
    */
   async advance(id: string, from: Date, next: Date | undefined, ranAt: Date | undefined): Promise<boolean> {
-    const moved = await this.db
+    this.advanceStatement ??= this.prepareAdvance();
+    const moved = await this.advanceStatement.execute({
+      id,
+      from: from.toISOString(),
+      next: next?.toISOString() ?? null,
+      ranAt: ranAt?.toISOString() ?? null,
+    });
+    return moved.length > 0;
+  }
+
+  /** Built once: every occurrence sends it, and building a drizzle query costs more than running it on PGlite. */
+  private prepareAdvance() {
+    const { placeholder } = sql;
+    const next = sql`${placeholder('next')}::timestamptz`;
+    return this.db
       .update(schedules)
       .set({
-        nextRunAt: next ?? null,
-        ...(next === undefined ? { state: 'done' } : {}),
-        ...(ranAt === undefined ? {} : { lastRunAt: ranAt }),
-        updatedAt: new Date(),
+        nextRunAt: next,
+        // Nothing more is due: a one-off that ran is done.
+        state: sql`case when ${next} is null then 'done' else ${schedules.state} end`,
+        lastRunAt: sql`coalesce(${placeholder('ranAt')}::timestamptz, ${schedules.lastRunAt})`,
+        updatedAt: sql`now()`,
       })
-      .where(and(eq(schedules.id, id), eq(schedules.state, 'active'), eq(schedules.nextRunAt, from)))
-      .returning({ id: schedules.id });
-    return moved.length > 0;
+      .where(and(eq(schedules.id, placeholder('id')), eq(schedules.state, 'active'), eq(schedules.nextRunAt, sql`${placeholder('from')}::timestamptz`)))
+      .returning({ id: schedules.id })
+      .prepare('advance_schedule');
   }
 
   /** Sets what a start does with missed occurrences of a live schedule; only the owner's unless `ownerUserId` is undefined. */
