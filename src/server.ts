@@ -97,42 +97,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       })
     : undefined;
   const remoteAgent = config.runtime.url === undefined ? undefined : { url: config.runtime.url, host: new URL(config.runtime.url).host };
-  const runtime: AgentRuntime =
-    remoteAgent === undefined
-      ? await createEmbeddedRuntime({
-          db: database.db,
-          // Scaled out, a dead process's run frees its thread by the time its message is handed on
-          // (half the handover), so the takeover does not wait for it; alone, leases only guard restarts.
-          ...(isSoleProcess ? {} : { leaseMs: (config.redis.handover_seconds * 1000) / 2 }),
-          models: config.models,
-          agentsDir,
-          defaultAgentsDir: DEFAULT_AGENTS_DIR,
-          logger: logger.child({ component: 'runtime' }),
-          isSoleProcess,
-          maxBackgroundRuns: config.channels.max_background_runs,
-          chatModels: agent.chatModels,
-          tools: [...agent.sandboxTools, ...agent.webTools],
-          bashAccess: config.sandbox.bash_access,
-          shellIsolation: { isShellIsolated: agent.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: agent.sandboxIsolation.isExplicit },
-          promptSources: agent.promptSources,
-          memoryStore: agent.memoryStore,
-          goals: agent.goals,
-          afterRun: agent.afterRun,
-          summarization: config.summarization,
-          readImage: agent.readImage,
-          mcp: agent.mcp,
-          subagents: config.subagents,
-          // Only a folder the operator named is written to: never the agents shipped with the server.
-          ...(config.agents.dir === undefined ? {} : { agentSetupDir: agentsDir }),
-          ...(schedules === undefined ? {} : { scheduleTaskTool: createScheduleTaskTool(schedules) }),
-        })
-      : // Loaded only here: a server running its own agent never pays for the SDK client.
-        await (await import('./runtime/remote/index.js')).createRemoteRuntime({
-          url: remoteAgent.url,
-          ...(config.runtime.api_key === undefined ? {} : { apiKey: config.runtime.api_key }),
-          timeoutMs: config.runtime.timeout_seconds * 1000,
-          logger,
-        });
+  const runtime = await createAgentRuntime({ config, logger, database, agent, agentsDir, isSoleProcess, schedules });
   // Alone, or scaled out through Redis: one shared queue, leases, request budgets.
   const coordination = await createCoordination(config, logger);
   const { bus } = coordination;
@@ -300,6 +265,56 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Likewise the MCP servers: a run waits for a server's first attempt, /health shows each one.
   agent.mcp.start();
   return { url, stop };
+}
+
+/** The agent: in this process (the embedded LangGraph runtime), or on the agent server at `runtime.url`. */
+async function createAgentRuntime(options: {
+  config: Config;
+  logger: Logger;
+  database: DatabaseHandle;
+  agent: AgentServices;
+  agentsDir: string;
+  isSoleProcess: boolean;
+  schedules: ScheduleBook | undefined;
+}): Promise<AgentRuntime> {
+  const { config, logger, database, agent, agentsDir, isSoleProcess, schedules } = options;
+  if (config.runtime.url !== undefined) {
+    // Loaded only here: a server running its own agent never pays for the SDK client.
+    const { createRemoteRuntime } = await import('./runtime/remote/index.js');
+    return createRemoteRuntime({
+      url: config.runtime.url,
+      ...(config.runtime.api_key === undefined ? {} : { apiKey: config.runtime.api_key }),
+      timeoutMs: config.runtime.timeout_seconds * 1000,
+      logger,
+    });
+  }
+  return createEmbeddedRuntime({
+    db: database.db,
+    // Scaled out, a dead process's run frees its thread by the time its message is handed on
+    // (half the handover), so the takeover does not wait for it; alone, leases only guard restarts.
+    ...(isSoleProcess ? {} : { leaseMs: (config.redis.handover_seconds * 1000) / 2 }),
+    models: config.models,
+    agentsDir,
+    defaultAgentsDir: DEFAULT_AGENTS_DIR,
+    logger: logger.child({ component: 'runtime' }),
+    isSoleProcess,
+    maxBackgroundRuns: config.channels.max_background_runs,
+    chatModels: agent.chatModels,
+    tools: [...agent.sandboxTools, ...agent.webTools],
+    bashAccess: config.sandbox.bash_access,
+    shellIsolation: { isShellIsolated: agent.sandboxIsolation.kind === 'bubblewrap', isIsolationExplicit: agent.sandboxIsolation.isExplicit },
+    promptSources: agent.promptSources,
+    memoryStore: agent.memoryStore,
+    goals: agent.goals,
+    afterRun: agent.afterRun,
+    summarization: config.summarization,
+    readImage: agent.readImage,
+    mcp: agent.mcp,
+    subagents: config.subagents,
+    // Only a folder the operator named is written to: never the agents shipped with the server.
+    ...(config.agents.dir === undefined ? {} : { agentSetupDir: agentsDir }),
+    ...(schedules === undefined ? {} : { scheduleTaskTool: createScheduleTaskTool(schedules) }),
+  });
 }
 
 /**
