@@ -107,6 +107,22 @@ describe('schedules made from a Telegram chat', () => {
     expect(JSON.stringify(requestsFor('remind the person to stretch')[0]?.tools ?? [])).not.toContain('schedule_task');
   });
 
+  it("sends the files a scheduled run makes after its answer, into the schedule's chat", async () => {
+    const chatId = nextChat++;
+    const path = '/mnt/user-data/outputs/digest.txt';
+    const digest = 'Open PRs: 3\n- #12 fix login\n';
+    // The scheduled run writes the digest and presents it.
+    chat().model.enqueue(
+      { toolCalls: [{ name: 'write_file', args: { description: 'save', path, content: digest } }, { name: 'present_files', args: { filepaths: [path] } }] },
+      { text: 'Here is the digest.' },
+    );
+    await say(chatId, '/schedule in 2s write the PR digest');
+    const upload = await chat().telegram.waitFor(() => chat().telegram.uploads.find((u) => u.chatId === chatId), 60_000);
+    expect(upload).toMatchObject({ method: 'sendDocument', fileName: 'digest.txt' });
+    expect(upload.bytes.toString('utf8')).toBe(digest);
+    expect(scheduledPosts(chatId, 'Here is the digest.\n\nCreated File: 📎 digest.txt')).toHaveLength(1);
+  });
+
   it('never lets an API caller name the chat a schedule posts into', async () => {
     const { server, model } = chat();
     const thread = (await (await fetch(`${server.url}/api/threads`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).json()) as {
