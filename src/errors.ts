@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'THREAD_BUSY'
   | 'MODEL_NOT_CONFIGURED'
   | 'MODEL_FAILED'
+  /** The model's endpoint refused the key, does not know the model, rate limits or cannot be reached: the person is told which. */
+  | 'MODEL_UNAVAILABLE'
   | 'RUN_CANCELLED'
   | 'INBOUND_QUEUE_FULL'
   | 'INBOUND_QUEUE_CLOSED'

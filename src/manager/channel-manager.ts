@@ -628,7 +628,7 @@ export class ChannelManager {
       ? streamed.text
         ? MESSAGES.cutShort(streamed.text)
         : MESSAGES.shuttingDown
-      : runError?.error === 'RECURSION_LIMIT' && runError.message
+      : runError?.message && NAMED_RUN_FAILURES.has(runError.error ?? '')
         ? withNotice(streamed.text, runError.message)
         : // Never a partial answer passed off as the whole one (issue #15).
           streamed.text
@@ -644,7 +644,7 @@ export class ChannelManager {
     } catch (error) {
       if (isRefusal(error)) throw error;
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run failed');
-      const notice = error instanceof AppError && error.code === 'RECURSION_LIMIT' ? error.userMessage : undefined;
+      const notice = error instanceof AppError && NAMED_RUN_FAILURES.has(error.code) ? error.userMessage : undefined;
       return { failed: true, text: signal.aborted ? MESSAGES.shuttingDown : (notice ?? MESSAGES.streamError) };
     }
   }
@@ -708,6 +708,12 @@ const DEAD_RUN_WAIT_MS = 40_000;
 const QUEUED_TURN_WAIT_MS = 10 * 60_000;
 const IDLE_THREAD_POLL_MS = 1000;
 
+/**
+ * Run failures whose own sentence the person reads (what to do about the step limit; which trouble
+ * the model's endpoint has); every other failure gets the reference's generic reply.
+ */
+const NAMED_RUN_FAILURES: ReadonlySet<string> = new Set(['RECURSION_LIMIT', 'MODEL_UNAVAILABLE']);
+
 /** Reference §4.5: a run's recursion limit unless its channel or message sets another. */
 const DEFAULT_RECURSION_LIMIT = 100;
 
@@ -746,12 +752,12 @@ function withNotice(partial: string, notice: string): string {
   return partial === '' ? notice : `${partial}\n\n${notice}`;
 }
 
-/** Refused before the run started: the thread is busy, or no model exists. */
 /** The sentence written for users that `error` carries (an agent server that is gone), else the generic one. */
 function writtenMessageOf(error: unknown): string {
   return (error instanceof AppError ? error.userMessage : undefined) ?? MESSAGES.internalError;
 }
 
+/** Refused before the run started: the thread is busy, or no model exists. */
 function isRefusal(error: unknown): error is AppError {
   return error instanceof AppError && (error.code === 'THREAD_BUSY' || error.code === 'MODEL_NOT_CONFIGURED');
 }

@@ -158,6 +158,10 @@ describe('chatting in Telegram', () => {
     model.enqueue({ fail: { status: 500 } });
     const again = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'fail again' });
     await finalReply(chatId, again.message_id, 'An error occurred while processing your request. Please try again.');
+    // A refused key is named, so the person knows it is not worth trying again.
+    model.enqueue({ fail: { status: 401, message: 'Incorrect API key provided: sk-e2e' } });
+    const refused = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'and now?' });
+    await finalReply(chatId, refused.message_id, "The model service refused this server's key. Ask the operator to check the model's api_key.");
     const after = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'are you ok?' });
     await finalReply(chatId, after.message_id, 'Echo: are you ok?');
   });

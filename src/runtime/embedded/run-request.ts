@@ -1,5 +1,6 @@
 import { GraphRecursionError } from '@langchain/langgraph';
 import type { ModelConfig } from '../../agent/config.js';
+import { MODEL_TROUBLE_MESSAGES, modelTroubleOf } from '../../agent/model-trouble.js';
 import type { TurnAccess } from '../../agent/lead-agent.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { AgentError, AppError } from '../../errors.js';
@@ -90,6 +91,10 @@ export function toAgentError(error: unknown, recursionLimit: number): AppError {
   const status = (error as { status?: unknown }).status;
   const name = error instanceof Error ? error.name : 'Error';
   const detail = typeof status === 'number' ? `${name} (HTTP ${status})` : name;
+  const trouble = modelTroubleOf(error);
+  if (trouble !== undefined) {
+    return new AgentError('MODEL_UNAVAILABLE', `model call failed: ${trouble}, ${detail}`, { status: 502, userMessage: MODEL_TROUBLE_MESSAGES[trouble], cause: error });
+  }
   return new AgentError('MODEL_FAILED', `agent run failed: ${detail}`, {
     status: 502,
     userMessage: 'The agent run failed. Please try again.',

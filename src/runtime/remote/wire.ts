@@ -22,6 +22,7 @@ const OUR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'THREAD_BUSY',
   'MODEL_NOT_CONFIGURED',
   'MODEL_FAILED',
+  'MODEL_UNAVAILABLE',
   'RUN_CANCELLED',
   'RECURSION_LIMIT',
   'UNPROCESSABLE',

@@ -123,6 +123,33 @@ describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
     expect(messages.map((m) => [m.type, m.content])[0]).toEqual(['human', 'long']);
   });
 
+  it.each([
+    [401, "The model service refused this server's key. Ask the operator to check the model's api_key."],
+    [404, 'The model service does not know the configured model. Ask the operator to check models[].model.'],
+    [429, 'The model service is rate limiting this server right now. Please try again in a minute.'],
+  ])('names the model trouble a %s answer means, without the endpoint text', async (status, sentence) => {
+    const thread = await runtime.createThread();
+    model.enqueue({ fail: { status, message: 'endpoint says sk-live-456 is wrong' } });
+    const parts = await collect((await runtime.streamRun(thread.thread_id, ask('hi', { stream_mode: ['values'] }))).events);
+    expect(parts.at(-1)).toEqual({ event: 'error', data: { error: 'MODEL_UNAVAILABLE', message: sentence } });
+    expect(JSON.stringify(parts)).not.toContain('sk-live');
+  });
+
+  it('says the model service cannot be reached when nothing answers at its address', async () => {
+    const closed: ModelConfig = { name: 'default', model: 'gpt-4o-mini', base_url: 'http://127.0.0.1:1/v1', api_key: 'sk-fake', timeout_seconds: 30, max_retries: 0 };
+    const offline = await createEmbeddedRuntime({ db: database.db, models: [closed], agentsDir: AGENTS_DIR, logger: silentLogger() });
+    try {
+      const thread = await offline.createThread();
+      const parts = await collect((await offline.streamRun(thread.thread_id, ask('hi', { stream_mode: ['values'] }))).events);
+      expect(parts.at(-1)).toEqual({
+        event: 'error',
+        data: { error: 'MODEL_UNAVAILABLE', message: 'The model service cannot be reached right now. Please try again in a moment.' },
+      });
+    } finally {
+      await offline.close();
+    }
+  });
+
   it('reports a model failure as an error part, records it without the endpoint text, and frees the thread', async () => {
     const thread = await runtime.createThread();
     model.enqueue({ fail: { status: 500, message: 'upstream exploded with secret sk-live-123' } });
