@@ -40,6 +40,17 @@ function serializeError(error: unknown): unknown {
   return JSON.parse(redactSecrets(JSON.stringify(pino.stdSerializers.err(error))));
 }
 
+/**
+ * Where the server's log goes: stdout as JSON, or coloured lines for a person (`log.format`,
+ * `auto`: pretty when stdout is a terminal). pino-pretty is loaded only then; it writes
+ * synchronously, so the last lines before an exit are not lost.
+ */
+export async function logDestination(format: 'auto' | 'json' | 'pretty', isTerminal: boolean): Promise<pino.DestinationStream | undefined> {
+  if (format === 'json' || (format === 'auto' && !isTerminal)) return undefined;
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: isTerminal, sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+}
+
 /** A logger that discards everything, for tests and benchmarks. */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });

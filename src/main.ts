@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { platforms } from '../channels/index.js';
 import { forgetVariables, loadConfig } from './config/index.js';
 import { ConfigError, describeError } from './errors.js';
-import { createLogger } from './logger.js';
+import { createLogger, logDestination } from './logger.js';
 import { PACKAGE_MANIFEST } from './paths.js';
 import { SERVER_V8_FLAGS } from './v8-flags.js';
 
@@ -67,7 +67,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger({ level: loaded.config.log.level });
+  const destination = await logDestination(loaded.config.log.format, process.stdout.isTTY === true);
+  const logger = createLogger({ level: loaded.config.log.level, ...(destination === undefined ? {} : { destination }) });
   for (const warning of loaded.warnings) logger.warn(warning);
   logger.info({ config: loaded.path ?? '(none: defaults)' }, 'configuration loaded');
 

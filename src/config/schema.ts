@@ -53,6 +53,10 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        format: z
+          .enum(['auto', 'json', 'pretty'])
+          .default('auto')
+          .describe('json: one JSON object a line (for log collectors); pretty: coloured lines for people; auto: pretty on a terminal, else json.'),
       })
       .prefault({}),
     runtime: runtimeConfigSchema,

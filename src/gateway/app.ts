@@ -20,6 +20,21 @@ import { zodSerializerCompiler, zodValidatorCompiler } from './validation.js';
 
 export type { ChannelRoutes, GatewayDeps, HealthReport } from './types.js';
 
+/** Paths whose requests are logged only at debug. */
+const QUIET_PATHS: ReadonlySet<string> = new Set(['/health', '/metrics']);
+
+/** Whether `request` is for a quiet path, however it was spelled: the route it matched, else its path as the router reads it. */
+function isQuietRequest(request: { url?: string; routeOptions?: { url?: string } }): boolean {
+  const routed = request.routeOptions?.url;
+  if (routed !== undefined) return QUIET_PATHS.has(routed);
+  const path = canonicalUrl(request.url ?? '/').split('?')[0] as string;
+  try {
+    return QUIET_PATHS.has(decodeURIComponent(path).toLowerCase());
+  } catch {
+    return false;
+  }
+}
+
 /** Request bodies above this get 413; a webhook route may set its own `bodyLimit`. */
 export const API_BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -41,6 +56,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     bodyLimit: API_BODY_LIMIT_BYTES,
     // Ids are ours; a client-sent id would let callers write arbitrary text into our logs.
     genReqId: () => randomUUID(),
+    // Probes and scrapes come every few seconds: their request lines would drown the log, so they
+    // are written only when it is at debug.
+    disableRequestLogging: (request) => isQuietRequest(request) && !deps.logger.isLevelEnabled('debug'),
     return503OnClosing: true,
     // Routing sees one spelling of each path, so a route's access rule holds for all of them.
     rewriteUrl: (request) => canonicalUrl(request.url ?? '/'),

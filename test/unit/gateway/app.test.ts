@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError, AppError } from '../../../src/errors.js';
+import { createLogger } from '../../../src/logger.js';
 import { buildTestApp } from './stub-runtime.js';
 
 let app: FastifyInstance | undefined;
@@ -58,6 +59,18 @@ describe('buildApp error handling', () => {
     });
     expect(response.statusCode).toBe(413);
     expect(response.json()).toEqual({ code: 'BAD_REQUEST', message: 'Request body is too large.' });
+  });
+
+  it('logs requests for /health and /metrics only at debug, so probes every few seconds do not fill the log; the API at info', async () => {
+    for (const level of ['info', 'debug'] as const) {
+      const lines: Array<{ level: number; req?: { url?: string } }> = [];
+      const logger = createLogger({ level, destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+      const { app } = await buildTestApp({ logger, metrics: { render: async () => ({ contentType: 'text/plain', body: '' }), isPublic: true } });
+      for (const url of ['/health', '/%68ealth', '/metrics', '/api/models']) await app.inject({ method: 'GET', url });
+      const logged = new Set(lines.flatMap((line) => (line.req?.url === undefined ? [] : [line.req.url])));
+      expect([...logged].sort()).toEqual(level === 'info' ? ['/api/models'] : ['/%68ealth', '/api/models', '/health', '/metrics']);
+      await app.close();
+    }
   });
 
   it('rejects a non-JSON content type with 415', async () => {
