@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JournaledIntake } from '../../../src/channel/journaled-intake.js';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { SchedulesRepo } from '../../../src/db/repos/schedules-repo.js';
@@ -39,6 +39,10 @@ describe.each(testDatabaseKinds())('the scheduler on %s', (kind) => {
   });
   beforeEach(() => {
     clock = T0;
+  });
+  // A test's processes end with it: one left looking would fire the next test's schedules.
+  afterEach(async () => {
+    await Promise.all(schedulers.splice(0).map((scheduler) => scheduler.stop()));
   });
 
   /** One process: its own intake behind the shared journal, as a server has. */
