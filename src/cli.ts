@@ -5,7 +5,7 @@ import { type AccountAdmin, AdminClient } from './admin-client.js';
 import { loadConfig } from './config/index.js';
 import { AppError, ConfigError, describeError, NotFoundError } from './errors.js';
 
-const USAGE = `usage: npm run cli -- [--config path] [--url server-url] <command>
+const USAGE = `usage: npm run cli -- [--config path] [--url server-url] <command>   (--help: this text)
 
 commands:
   user create <name>             create a server account and print its API key (shown once)
@@ -32,7 +32,14 @@ const VERBS: Record<string, Record<string, readonly number[]>> = {
  * next to `main.ts`.
  */
 async function cli(): Promise<number> {
-  const { values, positionals } = parseArgs({ options: { config: { type: 'string', short: 'c' }, url: { type: 'string' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    options: { config: { type: 'string', short: 'c' }, url: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const [noun, verb, ...rest] = positionals;
   const arities = noun === undefined || verb === undefined ? undefined : VERBS[noun]?.[verb];
   if (!arities?.includes(rest.length) || (noun === 'outbox' && !isOutboxArgument(verb as string, rest[0]))) {

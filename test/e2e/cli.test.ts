@@ -38,6 +38,10 @@ describe('npm run cli -- user …', () => {
     const duplicate = await runCli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
     expect(duplicate).toMatchObject({ code: 1, stderr: 'deerflow-channels: A user with this name already exists.\n' });
     expect((await runCli(['user', 'frobnicate'], config.dir)).code).toBe(2);
+    // --help prints the usage to stdout and succeeds, before any config or database is read.
+    const help = await runCli(['--help'], config.dir);
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining('user create <name>') });
+    expect(help.stdout).toContain('outbox retry <id|all>');
     // Outbox commands ask the running server; without one they say so.
     const noServer = await runCli(['--config', config.path, '--url', 'http://127.0.0.1:9', 'outbox', 'list'], config.dir);
     expect(noServer).toMatchObject({ code: 1, stderr: expect.stringContaining('no server answers at http://127.0.0.1:9') });
