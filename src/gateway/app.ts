@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { authenticateRequest } from './auth.js';
 import { canonicalUrl } from './canonical-url.js';
 import { handleError, handleNotFound } from './error-handler.js';
@@ -58,7 +58,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     // Probes and scrapes come every few seconds: their request lines would drown the log, so they
     // are written only when it is at debug.
-    disableRequestLogging: (request) => isQuietRequest(request) && !deps.logger.isLevelEnabled('debug'),
+    logController: new LogController({ disableRequestLogging: (request) => isQuietRequest(request) && !deps.logger.isLevelEnabled('debug') }),
     return503OnClosing: true,
     // Routing sees one spelling of each path, so a route's access rule holds for all of them.
     rewriteUrl: (request) => canonicalUrl(request.url ?? '/'),
