@@ -1,7 +1,8 @@
 /**
- * `npm run bench [-- --only startup,layers,context,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out,faults,schedules --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://…]`:
+ * `npm run bench [-- --only startup,layers,context,telegram,slack,discord,feishu,dingtalk,tools,github,webhooks,scale-out,faults,schedules --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://… --group-burst]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
- * in the same run.
+ * in the same run. `--group-burst` adds the schedules bench's part 3 (200 results into one Telegram
+ * group at its 20 a minute, 10+ minutes; needs `--database-url`).
  */
 import { parseArgs } from 'node:util';
 import { runContextBench } from './context.js';
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     'database-url': { type: 'string' },
     'redis-url': { type: 'string' },
+    'group-burst': { type: 'boolean', default: false },
   },
 });
 
@@ -100,6 +102,6 @@ if (only.has('scale-out')) {
   });
 }
 if (only.has('faults')) await runFaultsBench({ kills: Number(values.kills) });
-if (only.has('schedules')) await runSchedulesBench({ databaseUrl: values['database-url'] });
+if (only.has('schedules')) await runSchedulesBench({ databaseUrl: values['database-url'], groupBurst: values['group-burst'] });
 // Fakes and watchers hold timers; the figures are printed, so end here.
 process.exit(0);
