@@ -33,7 +33,10 @@ describe('secrets in logs', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ assistant_id: 'lead_agent', input: { messages: [{ role: 'human', content: 'hi' }] } }),
     });
-    expect(await answer.json()).toMatchObject({ __error__: { error: 'MODEL_FAILED' } });
+    // The caller is told the key was refused, in our words, never the endpoint's (which quote it).
+    expect(await answer.json()).toEqual({
+      __error__: { error: 'MODEL_UNAVAILABLE', message: "The model service refused this server's key. Ask the operator to check the model's api_key." },
+    });
     await server.waitForLog((entry) => entry.msg === 'run failed');
     const written = `${JSON.stringify(server.logs)}\n${server.stderr()}`;
     expect(written).toContain('key provided');
