@@ -342,14 +342,7 @@ function waitForEvery(telegram: FakeTelegram, chats: readonly number[], isDone: 
 
 async function burst(target: Target): Promise<BurstFigures> {
   const telegram = new FakeTelegram();
-  const model = new FakeOpenAI();
-  // `Echo: <last user text>`, noting when each text was first asked.
-  const askedAt = new Map<string, number>();
-  model.respond = (request) => {
-    const text = lastUserText(request.messages);
-    if (!askedAt.has(text)) askedAt.set(text, Date.now());
-    return echoResponder(request);
-  };
+  const { model, askedAt } = echoingModel();
   let database: Awaited<ReturnType<typeof createBenchDatabase>> | undefined;
   let server: ChildProcess | undefined;
   try {
@@ -608,13 +601,7 @@ interface GroupBurstFigures {
 /** Part 3: `npm run bench -- --only schedules --group-burst --database-url postgres://…`. */
 async function groupBurst(url: string): Promise<GroupBurstFigures> {
   const telegram = new FakeTelegram({ groupLimit: { perWindow: GROUP_PER_MINUTE, windowMs: GROUP_WINDOW_MS } });
-  const model = new FakeOpenAI();
-  const askedAt = new Map<string, number>();
-  model.respond = (request) => {
-    const text = lastUserText(request.messages);
-    if (!askedAt.has(text)) askedAt.set(text, Date.now());
-    return echoResponder(request);
-  };
+  const { model, askedAt } = echoingModel();
   let database: Awaited<ReturnType<typeof createBenchDatabase>> | undefined;
   let handle: DatabaseHandle | undefined;
   let server: ChildProcess | undefined;
@@ -880,4 +867,16 @@ async function startScheduleServer(
   );
   if (apiUrl === undefined) throw new Error('schedules bench: the server did not log its URL');
   return { server, apiUrl, configPath };
+}
+
+/** The fake model answering `Echo: <last user text>`, noting when each text was first asked. */
+function echoingModel(): { model: FakeOpenAI; askedAt: Map<string, number> } {
+  const model = new FakeOpenAI();
+  const askedAt = new Map<string, number>();
+  model.respond = (request) => {
+    const text = lastUserText(request.messages);
+    if (!askedAt.has(text)) askedAt.set(text, Date.now());
+    return echoResponder(request);
+  };
+  return { model, askedAt };
 }
