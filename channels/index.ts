@@ -5,6 +5,7 @@ import { feishuChannel } from './feishu/index.js';
 import { githubChannel } from './github/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
+import { webChannel } from './web/index.js';
 
 /** Every platform this build supports. A new platform is one folder plus one line here. */
 export const platforms: readonly ChannelDefinition[] = [
@@ -14,4 +15,5 @@ export const platforms: readonly ChannelDefinition[] = [
   feishuChannel as ChannelDefinition,
   dingtalkChannel as ChannelDefinition,
   githubChannel as ChannelDefinition,
+  webChannel as ChannelDefinition,
 ];

@@ -4,6 +4,7 @@ import type { IngressLease } from './channel/ingress-lease.js';
 import { InProcessIntervalBudget, type IntervalBudget } from './channel/interval-budget.js';
 import { InProcessRateGate, type RateGate } from './channel/rate-gate.js';
 import { InProcessRequestWindow } from './channel/request-window.js';
+import { InProcessTopic, type Topic } from './channel/topic.js';
 import type { RequestWindow } from './channel/types.js';
 import type { Config } from './config/index.js';
 import type { Logger } from './logger.js';
@@ -32,6 +33,8 @@ export interface Coordination {
    * process. Call once per name and share the budget.
    */
   intervalBudget(platform: string, name: string, intervalMs: number): IntervalBudget;
+  /** Live events of `platform` named `name`, reaching every process when scaled out. Call once per name. */
+  topic(platform: string, name: string): Topic;
   /** Closes what `close` of the bus and the lease do not (the connections of the request windows and rate limits). */
   close(): Promise<void>;
 }
@@ -50,6 +53,7 @@ export async function createCoordination(config: Config, logger: Logger): Promis
       requestWindow: (_platform, _name, perWindow, windowMs) => new InProcessRequestWindow(perWindow, windowMs),
       rateGate: () => new InProcessRateGate(),
       intervalBudget: (_platform, _name, intervalMs) => new InProcessIntervalBudget(intervalMs),
+      topic: () => new InProcessTopic(),
       close: async () => undefined,
     };
   }

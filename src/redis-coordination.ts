@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { RedisBus, type RedisBusOptions } from './bus/redis.js';
 import { RedisIngressLease } from './channel/ingress-lease.js';
 import { RedisLimits } from './channel/redis-limits.js';
+import { RedisTopics } from './channel/redis-topics.js';
 import { RedisRequestWindow } from './channel/request-window.js';
 import type { Coordination } from './coordination.js';
 import { describeError } from './errors.js';
@@ -22,7 +23,7 @@ export interface RedisCoordinationOptions {
 
 /**
  * Scaled out (`redis.url`): one BullMQ queue shared by every process, leases for exclusive
- * ingress, shared request budgets, 429 gates and interval budgets.
+ * ingress, shared request budgets, 429 gates, interval budgets and live events.
  */
 export function createRedisCoordination(options: RedisCoordinationOptions): Coordination {
   const { url, prefix, logger } = options;
@@ -30,6 +31,7 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Coor
   const windows = new Redis(url, { maxRetriesPerRequest: 1 });
   windows.on('error', (error: unknown) => logger.warn({ err: describeError(error) }, 'Redis connection error (request budgets)'));
   const limits = new RedisLimits({ url, channel: `${prefix}:limits`, logger });
+  const topics = new RedisTopics({ url, prefix, logger });
   return {
     kind: 'redis',
     bus: new RedisBus({ ...options.busOptions, url, prefix, handoverMs: options.handoverMs }),
@@ -37,8 +39,10 @@ export function createRedisCoordination(options: RedisCoordinationOptions): Coor
     requestWindow: (platform, name, perWindow, windowMs) => new RedisRequestWindow(windows, `${prefix}:window:${platform}:${name}`, perWindow, windowMs),
     rateGate: (platform, name) => limits.rateGate(platform, name),
     intervalBudget: (platform, name, intervalMs) => limits.intervalBudget(platform, name, intervalMs),
+    topic: (platform, name) => topics.topic(platform, name),
     close: async () => {
       await limits.close();
+      await topics.close();
       await windows.quit().catch(() => undefined);
     },
   };

@@ -22,6 +22,7 @@ import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
 import { UsersRepo } from './db/repos/users-repo.js';
 import { WebhookDeliveriesRepo } from './db/repos/webhook-deliveries-repo.js';
+import { HostedChatsRepo } from './db/repos/hosted-chats-repo.js';
 import { ConfigError, describeError } from './errors.js';
 import { buildApp } from './gateway/app.js';
 import { createAuthenticator } from './gateway/auth.js';
@@ -162,6 +163,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const deliveries = new WebhookDeliveriesRepo(database.db);
   const channelState = new ChannelStateRepo(database.db);
+  const hostedChats = new HostedChatsRepo(database.db);
   const deps = {
     intake,
     commands: manager.commandInfo(),
@@ -173,6 +175,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const perPlatform = (name: string) => ({
     deliveries: deliveries.forPlatform(name),
     state: channelState.forPlatform(name),
+    hostedChats: hostedChats.forPlatform(name),
+    topic: (topic: string) => coordination.topic(name, topic),
     requestWindow: (window: string, perWindow: number, windowMs: number) => coordination.requestWindow(name, window, perWindow, windowMs),
     rateGate: (gate: string) => coordination.rateGate(name, gate),
     intervalBudget: (budget: string, intervalMs: number) => coordination.intervalBudget(name, budget, intervalMs),
@@ -216,6 +220,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     channelRoutes: [...adapters.values()].flatMap((a) =>
       a.routes ? [{ name: a.name, routes: a.routes, ready: () => starter.firstStartSettled(a.name) }] : [],
     ),
+    chatRoutes: adaptersWithChat(adapters).map((a) => ({ name: a.name, routes: a.personRoutes })),
   });
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -257,6 +262,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     { url, database: database.kind, bus: coordination.kind, channels: [...adapters.keys()], models: runtime.models().length },
     'server listening',
   );
+  logNextSteps(logger, url, { hasChat: adaptersWithChat(adapters).length > 0, hasModel: runtime.models().length > 0 });
   // Only once the port is ours: a server that fails to listen must not have taken a platform's
   // updates first (issue #15). Not awaited: the gateway answers while platforms connect (a
   // platform that is down can take 30 s to say so). The starter retries what failed; /health
@@ -265,6 +271,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // Likewise the MCP servers: a run waits for a server's first attempt, /health shows each one.
   agent.mcp.start();
   return { url, stop };
+}
+
+/** The channels people chat through on this server's own pages (the web chat). */
+function adaptersWithChat(adapters: Map<string, ChannelAdapter>): (ChannelAdapter & { personRoutes: NonNullable<ChannelAdapter['personRoutes']> })[] {
+  return [...adapters.values()].filter((a): a is ChannelAdapter & { personRoutes: NonNullable<ChannelAdapter['personRoutes']> } => a.personRoutes !== undefined);
+}
+
+/** The lines after `server listening` a newcomer reads: where to chat, and what is missing for answers. */
+function logNextSteps(logger: Logger, url: string, state: { hasChat: boolean; hasModel: boolean }): void {
+  if (state.hasChat) logger.info({ chat: `${url}/chat`, console: `${url}/` }, `chat with the agent at ${url}/chat`);
+  else logger.info({ console: `${url}/` }, `the console is at ${url}/`);
+  if (!state.hasModel) {
+    logger.warn('no model is configured, so the agent cannot answer yet: name one under `models:` in config.yaml (docs/configuration.md)');
+  }
 }
 
 /** The agent: in this process (the embedded LangGraph runtime), or on the agent server at `runtime.url`. */
@@ -349,7 +369,7 @@ function warnAboutShellAccess(config: Config, logger: Logger, isolation: Sandbox
 }
 
 /** What each platform gets of its own: its deliveries, state, binder, request budgets and rate limits. */
-type PerPlatformDeps = 'deliveries' | 'state' | 'binder' | 'requestWindow' | 'rateGate' | 'intervalBudget';
+type PerPlatformDeps = 'deliveries' | 'state' | 'hostedChats' | 'topic' | 'binder' | 'requestWindow' | 'rateGate' | 'intervalBudget';
 
 /** One adapter per platform whose `channels.<name>` block asks for it, with its own deliveries and binder. */
 function createEnabledChannels(

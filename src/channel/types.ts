@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { z } from 'zod';
 import type { Logger } from '../logger.js';
+import type { HostedChats } from './hosted-chats.js';
 import type { IntervalBudget } from './interval-budget.js';
 import type { RateGate } from './rate-gate.js';
+import type { Topic } from './topic.js';
 
 /**
  * The contract between core and a platform. Core never learns which platform it talks to:
@@ -22,6 +24,12 @@ export type StreamingStyle =
 
 export interface ChannelCapabilities {
   streaming: StreamingStyle;
+  /**
+   * How often the manager hands a streaming reply its text so far, in ms: at most this often,
+   * or sooner once 60 new characters arrived (reference §4.7 A). Default 1000, what a platform's
+   * edit limits allow. 0 hands over every token (the web chat, whose egress paces itself).
+   */
+  minPartialIntervalMs?: number;
   /** The longest single message the platform accepts, in characters; longer replies are split. */
   maxMessageChars: number;
   /** The platform has its own threads (Slack, Discord, Feishu topics) that replies go into. */
@@ -293,8 +301,14 @@ export interface ChannelAdapter {
   /** Stops ingress; in-flight acknowledgements finish first. */
   stop(): Promise<void>;
   status(): ChannelStatus;
-  /** Webhook routes, mounted at `/api/webhooks/<name>`. */
+  /** Webhook routes, mounted at `/api/webhooks/<name>`. Public: a webhook proves itself by its platform's signature. */
   routes?: FastifyPluginAsync;
+  /**
+   * Routes people call with their own API key (the web chat), mounted at `/api/channels/<name>`.
+   * The gateway's access rule holds for them as for the rest of the API: `request.principal` is
+   * the caller, and without one the request is refused whenever the server requires keys.
+   */
+  personRoutes?: FastifyPluginAsync;
   runHooks?: ChannelRunHooks;
 }
 
@@ -445,6 +459,13 @@ export interface ChannelDeps {
    * by every process's requests when scaled out. Synchronous, like the gate. Call once per name.
    */
   intervalBudget(name: string, intervalMs: number): IntervalBudget;
+  /**
+   * Conversations, messages and files of a chat the server hosts itself (the web chat), in the
+   * database. Only such a channel uses it.
+   */
+  hostedChats: HostedChats;
+  /** Live events of this platform named `name`, to every process; see {@link Topic}. Call once per name. */
+  topic(name: string): Topic;
   /** The folder of agent definitions (`<name>/config.yaml`, `<name>/SOUL.md`). */
   agentsDir: string;
   /**

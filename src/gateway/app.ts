@@ -15,6 +15,7 @@ import { outboxRoutes } from './routes/outbox.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { skillRoutes } from './routes/skills.js';
 import { webhookRoutes } from './routes/webhooks/index.js';
+import { chatRoutes } from './routes/chat.js';
 import type { GatewayDeps } from './types.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './validation.js';
 
@@ -43,7 +44,8 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024;
  *
  * Routes: `GET /health`, `GET /api/models`, the LangGraph API subset under `/api/threads`, a
  * thread's goal (`/api/threads/:id/goal`), `/api/memory`, `/api/skills` (when given), and
- * each channel's webhooks under `/api/webhooks/<name>`. Deny by default: with `deps.auth`, only
+ * each channel's webhooks under `/api/webhooks/<name>` and its routes for people (the web chat)
+ * under `/api/chat/<name>`. Deny by default: with `deps.auth`, only
  * routes declared public (`PUBLIC_ROUTE`, every webhook) answer without a key, under any spelling
  * of their path (`canonicalUrl`). Every request gets a UUID request id, echoed as `x-request-id`
  * and logged as `reqId`. Errors answer `{code, message}` as `error-handler.ts` describes.
@@ -86,6 +88,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   if (deps.outbox) await app.register(outboxRoutes, { prefix: '/api', outbox: deps.outbox });
   if (deps.schedules) await app.register(scheduleRoutes, { prefix: '/api', schedules: deps.schedules });
   await app.register(webhookRoutes, { prefix: '/api/webhooks', channels: deps.channelRoutes ?? [] });
+  await app.register(chatRoutes, { prefix: '/api/chat', channels: deps.chatRoutes ?? [] });
   // pino's Logger and Fastify's FastifyBaseLogger differ only in generics; callers need neither.
   return app as unknown as FastifyInstance;
 }

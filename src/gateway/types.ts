@@ -58,6 +58,8 @@ export interface GatewayDeps {
   /** Fastify logs through it (request ids included as `reqId`). */
   logger: Logger;
   channelRoutes?: ChannelRoutes[];
+  /** Channels' routes for people with their own key (the web chat), under `/api/chat/<name>`. */
+  chatRoutes?: ChannelRoutes[];
   /** Serves `/api/outbox` (the operator's view of undelivered replies) when given. */
   outbox?: Outbox;
   /** Serves `/api/schedules` when given. */

@@ -511,7 +511,7 @@ export class ChannelManager {
     try {
       switch (channel.capabilities.runMode) {
         case 'stream':
-          result = await this.streamTurn(threadId, request, reply, signal);
+          result = await this.streamTurn(threadId, request, reply, signal, channel.capabilities.minPartialIntervalMs);
           break;
         case 'wait':
           result = await this.waitTurn(threadId, request, signal);
@@ -586,14 +586,14 @@ export class ChannelManager {
   }
 
   /** Reference §4.7 A: partials as the model writes; the caller sends the one final. */
-  private async streamTurn(threadId: string, request: RunRequest, reply: Reply, signal: AbortSignal): Promise<RunResult> {
+  private async streamTurn(threadId: string, request: RunRequest, reply: Reply, signal: AbortSignal, minPartialIntervalMs?: number): Promise<RunResult> {
     const { events } = await this.deps.runtime.streamRun(
       threadId,
       { ...request, stream_mode: ['messages-tuple', 'values', 'custom'] },
       { signal },
     );
     const streamed = new StreamText();
-    const throttle = new UpdateThrottle(this.now);
+    const throttle = new UpdateThrottle(this.now, minPartialIntervalMs);
     let helpersStatus = '';
     const partial = () => [streamed.text, helpersStatus].filter((text) => text !== '').join('\n\n') + MESSAGES.streamingCursor;
     let lastValues: unknown;

@@ -47,8 +47,9 @@ function messageIdOf(message: Record<string, unknown>, metadata: unknown): strin
 }
 
 /**
- * When to show a partial (reference §4.7 A): the first text at once, then when ≥ 1 s passed or
- * ≥ 60 new characters arrived since the last update.
+ * When to show a partial (reference §4.7 A): the first text at once, then when ≥ 1 s passed
+ * (`minIntervalMs`, a channel's `minPartialIntervalMs`) or ≥ 60 new characters arrived since the
+ * last update.
  */
 export class UpdateThrottle {
   private lastAt: number | undefined;

@@ -15,6 +15,9 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { method: 'GET', template: '/', isPublic: true },
   { method: 'GET', template: '/console.js', isPublic: true },
   { method: 'GET', template: '/console.css', isPublic: true },
+  { method: 'GET', template: '/chat', isPublic: true },
+  { method: 'GET', template: '/chat.js', isPublic: true },
+  { method: 'GET', template: '/chat.css', isPublic: true },
   { method: 'GET', template: '/health', isPublic: true },
   { method: 'GET', template: '/metrics', isPublic: false },
   { method: 'GET', template: '/api/models', isPublic: false },
@@ -49,6 +52,15 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { method: 'POST', template: '/api/schedules/:id/resume', isPublic: false },
   { method: 'GET', template: '/api/outbox', isPublic: false },
   { method: 'POST', template: '/api/outbox/retry', isPublic: false },
+  // The web chat's routes for people (on by default): keys as for the rest of the API.
+  { method: 'GET', template: '/api/chat/web/conversations', isPublic: false },
+  { method: 'POST', template: '/api/chat/web/conversations', isPublic: false },
+  { method: 'DELETE', template: '/api/chat/web/conversations/:id', isPublic: false },
+  { method: 'GET', template: '/api/chat/web/conversations/:id/messages', isPublic: false },
+  { method: 'POST', template: '/api/chat/web/conversations/:id/messages', isPublic: false },
+  { method: 'POST', template: '/api/chat/web/conversations/:id/files', isPublic: false },
+  { method: 'GET', template: '/api/chat/web/conversations/:id/files/:file_id', isPublic: false },
+  { method: 'GET', template: '/api/chat/web/conversations/:id/events', isPublic: false },
   // Each enabled channel's webhook; the e2e enables GitHub's. They prove themselves by signature.
   { method: 'POST', template: '/api/webhooks/github', isPublic: true },
 ];

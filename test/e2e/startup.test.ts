@@ -19,7 +19,8 @@ describe('starting the server', () => {
       ok: true,
       database: { ok: true, kind: 'pglite' },
       bus: { ok: true, kind: 'in-process' },
-      channels: {},
+      // The web chat runs on every server unless turned off: it needs no platform.
+      channels: { web: { running: true } },
       model: { configured: false, models: [] },
       runtime: { kind: 'embedded' },
       // sandbox.isolation: auto, on a machine with bubblewrap (CI installs it).

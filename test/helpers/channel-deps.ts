@@ -1,6 +1,8 @@
 import { InProcessIntervalBudget } from '../../src/channel/interval-budget.js';
 import { InProcessRateGate } from '../../src/channel/rate-gate.js';
+import type { HostedChats } from '../../src/channel/hosted-chats.js';
 import { InProcessRequestWindow } from '../../src/channel/request-window.js';
+import { InProcessTopic } from '../../src/channel/topic.js';
 import type { ChannelDeps, ChannelStateStore, DeliveryClaim, JsonValue, WebhookDeliveries } from '../../src/channel/types.js';
 
 /** Deliveries in a Map, for adapter tests that never see a redelivery across processes. */
@@ -46,6 +48,11 @@ export class MemoryChannelState implements ChannelStateStore {
   }
 }
 
+/** For adapters that host no chat: every call rejects, so a use of it fails its test. */
+const NO_HOSTED_CHATS = new Proxy({} as HostedChats, {
+  get: (_target, method) => () => Promise.reject(new Error(`hostedChats.${String(method)}: this adapter test has no hosted chats`)),
+});
+
 /** What core hands an adapter, for adapter tests: `intake`, `commands` and `logger` are the test's. */
 export function testChannelDeps(deps: Pick<ChannelDeps, 'intake' | 'commands' | 'logger'> & Partial<ChannelDeps>): ChannelDeps {
   const now = deps.now ?? Date.now;
@@ -56,6 +63,8 @@ export function testChannelDeps(deps: Pick<ChannelDeps, 'intake' | 'commands' | 
     requestWindow: (_name, perWindow, windowMs) => new InProcessRequestWindow(perWindow, windowMs),
     rateGate: () => new InProcessRateGate({ now }),
     intervalBudget: (_name, intervalMs) => new InProcessIntervalBudget(intervalMs, now),
+    hostedChats: NO_HOSTED_CHATS,
+    topic: () => new InProcessTopic(),
     agentsDir: '/nonexistent/agents',
     findUserId: async () => undefined,
     ...deps,

@@ -7,3 +7,4 @@ export * from './memory.js';
 export * from './skills.js';
 export * from './webhooks.js';
 export * from './schedules.js';
+export * from './hosted-chats.js';

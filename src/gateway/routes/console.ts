@@ -6,13 +6,16 @@ import { PUBLIC_ROUTE } from '../auth.js';
 import type { ZodPluginAsync } from '../validation.js';
 
 /**
- * The console's three files, beside this module's folder in `src/` and in `dist/` alike (the build
+ * The console's files (its pages, `/` and the web chat's `/chat`), beside this module's folder in `src/` and in `dist/` alike (the build
  * copies `src/gateway/console` there).
  */
 const CONSOLE_FILES = [
   { route: '/', file: 'index.html', contentType: 'text/html; charset=utf-8' },
   { route: '/console.js', file: 'console.js', contentType: 'text/javascript; charset=utf-8' },
   { route: '/console.css', file: 'console.css', contentType: 'text/css; charset=utf-8' },
+  { route: '/chat', file: 'chat.html', contentType: 'text/html; charset=utf-8' },
+  { route: '/chat.js', file: 'chat.js', contentType: 'text/javascript; charset=utf-8' },
+  { route: '/chat.css', file: 'chat.css', contentType: 'text/css; charset=utf-8' },
 ] as const;
 
 /**
@@ -23,7 +26,8 @@ export const CONSOLE_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  // blob: the chat page shows pictures it fetched with the key (a plain URL would not carry it).
+  "img-src 'self' blob:",
   "connect-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
@@ -41,7 +45,7 @@ const SECURITY_HEADERS = {
 } as const;
 
 /**
- * `GET /`, `GET /console.js`, `GET /console.css`: the web console (docs/console.md). The files are
+ * `GET /`, `GET /chat` and their scripts and style sheets: the web console and its chat (docs/console.md). The files are
  * read once, when the plugin registers; a missing file fails start-up rather than the first visit.
  * Every answer carries a strict content-security-policy and `cache-control: no-cache`.
  *

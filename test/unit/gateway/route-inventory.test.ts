@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { webRoutes } from '../../../channels/web/routes.js';
 import { GATEWAY_ROUTES } from '../../e2e/gateway-routes.js';
 import { buildTestApp } from './stub-runtime.js';
 
@@ -27,6 +28,7 @@ describe('the gateway route inventory', () => {
       schedules: {} as never,
       metrics: { render: async () => ({ contentType: 'text/plain', body: '' }), isPublic: false },
       channelRoutes: [{ name: 'github', routes: async (webhook) => void webhook.post('/', async () => ({})) }],
+      chatRoutes: [{ name: 'web', routes: async (chat) => chat.register(webRoutes, { chats: {} as never, topic: {} as never, ingress: {} as never, maxFileBytes: 1 }) }],
     });
     await app.ready();
     const served = routesOf(app.printRoutes({ commonPrefix: false }));

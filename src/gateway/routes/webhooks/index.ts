@@ -5,6 +5,19 @@ import type { ChannelRoutes } from '../../types.js';
 const CHANNEL_NAME = /^[a-z0-9-]+$/;
 
 /**
+ * Checks that each channel's routes can be mounted at `/<name>`: names are `[a-z0-9-]+`, none twice.
+ *
+ * @throws ConfigError naming each bad one under `list`.
+ */
+export function assertChannelNames(channels: readonly ChannelRoutes[], list: string): void {
+  const bad = channels
+    .map(({ name }, index) => ({ name, index }))
+    .filter(({ name, index }) => !CHANNEL_NAME.test(name) || channels.findIndex((c) => c.name === name) !== index)
+    .map(({ name }) => `${list}.${JSON.stringify(name)}: must be a unique [a-z0-9-]+ name`);
+  if (bad.length > 0) throw new ConfigError(bad);
+}
+
+/**
  * Mounts each channel's webhook routes at `/<name>` (this plugin sits at `/api/webhooks`), each in
  * its own context, so a channel's raw-body parser or `bodyLimit` never reaches another route. It
  * names no platform: the caller passes only the enabled channels. Every route in here is public:
@@ -13,11 +26,7 @@ const CHANNEL_NAME = /^[a-z0-9-]+$/;
  * @throws ConfigError when a name is not `[a-z0-9-]+` or appears twice.
  */
 export const webhookRoutes: FastifyPluginAsync<{ channels: ChannelRoutes[] }> = async (app, { channels }) => {
-  const bad = channels
-    .map(({ name }, index) => ({ name, index }))
-    .filter(({ name, index }) => !CHANNEL_NAME.test(name) || channels.findIndex((c) => c.name === name) !== index)
-    .map(({ name }) => `channelRoutes.${JSON.stringify(name)}: must be a unique [a-z0-9-]+ name`);
-  if (bad.length > 0) throw new ConfigError(bad);
+  assertChannelNames(channels, 'channelRoutes');
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, isPublic: true };
   });
