@@ -252,7 +252,7 @@ describe('without a model', () => {
     await finalReply(42, question.message_id, 'No model is configured on this server. Ask the operator to add one under `models:` in config.yaml.');
     const health = (await (await fetch(`${server.url}/health`)).json()) as Record<string, unknown>;
     expect(health.model).toEqual({ configured: false, models: [] });
-    expect(health.channels).toEqual({ telegram: { running: true } });
+    expect(health.channels).toEqual({ telegram: { running: true }, web: { running: true } });
   });
 
   it('counts that message for Prometheus at /metrics, with no message text in it', async () => {
