@@ -55,6 +55,8 @@ export interface LayerResult {
   queriesPerMessage?: number;
   /** The same by statement text (see pglite-statements.ts). */
   statementsPerMessage?: Record<string, number>;
+  /** L4: the Bot API calls the server made per message, by method (the fake Telegram's record). */
+  platformCallsPerMessage?: Record<string, number>;
   /** One chat alone, messages in a row. */
   aloneLatenciesMs: number[];
   concurrentPerSecond: number;

@@ -169,12 +169,14 @@ async function measureServer(
     await postgresMeter?.start();
     const statementsBefore = await phaseEdge('start');
     const cpuBefore = await processCpuMs(pid);
+    const callsBefore = telegram.calls.length;
     const concurrent = await drive(telegram, spec.chats, spec.messagesPerChat, 1);
     const total = spec.chats * spec.messagesPerChat;
     const result: LayerResult = {
       cpuMsPerMessage: ((await processCpuMs(pid)) - cpuBefore) / total,
       aloneLatenciesMs: aloneLatenciesMs.map((turn) => turn.latencyMs),
       concurrentPerSecond: concurrent.perSecond,
+      platformCallsPerMessage: callsPerMessage(telegram.calls.slice(callsBefore), total),
     };
     const statementsAfter = await phaseEdge('end');
     if (statementsBefore !== undefined && statementsAfter !== undefined) {
@@ -309,15 +311,28 @@ function printTable(rows: Measured[]): void {
   );
 }
 
-/** Each PGlite layer's statements per message by text, most frequent first: what a message costs in round trips. */
+/** Bot API calls by method, per message: what a message costs in platform round trips. */
+function callsPerMessage(calls: readonly { method: string }[], messages: number): Record<string, number> {
+  const perMessage: Record<string, number> = {};
+  for (const { method } of calls) perMessage[method] = (perMessage[method] ?? 0) + 1 / messages;
+  return perMessage;
+}
+
+/**
+ * Each PGlite layer's statements per message by text, and the server's Bot API calls by method,
+ * most frequent first: what a message costs in round trips.
+ */
 function printStatements(rows: Measured[]): void {
-  for (const row of rows) {
-    const statements = row.result.statementsPerMessage;
-    if (statements === undefined) continue;
-    console.log(`\nstatements per message, ${row.name}`);
-    for (const [text, n] of Object.entries(statements).sort(([, a], [, b]) => b - a)) {
+  const print = (title: string, counts: Record<string, number>) => {
+    console.log(`\n${title}`);
+    for (const [text, n] of Object.entries(counts).sort(([, a], [, b]) => b - a)) {
       if (n >= 0.05) console.log(`  ${n.toFixed(2).padStart(6)}  ${text.length > 150 ? `${text.slice(0, 147)}...` : text}`);
     }
+  };
+  for (const row of rows) {
+    const { statementsPerMessage: statements, platformCallsPerMessage: calls } = row.result;
+    if (statements !== undefined) print(`statements per message, ${row.name}`, statements);
+    if (calls !== undefined) print(`Telegram Bot API calls per message, ${row.name}`, calls);
   }
 }
 

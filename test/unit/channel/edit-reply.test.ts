@@ -119,19 +119,31 @@ describe('createEditReply: partial updates', () => {
     expect(chat.messages.get('100')).toEqual({ history: ['Hel', 'Hello'], replyTo: '7' });
   });
 
-  it('edits the placeholder when there is one', async () => {
+  it('edits the placeholder when there is one, minEditIntervalMs after it was posted', async () => {
     const { chat, reply } = setup({ placeholderId: '55' });
     reply.update('Hi');
-    await flush();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(chat.requests).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
     expect(chat.messages.get('55')?.history).toEqual(['Working on it...', 'Hi']);
     expect(chat.requests.filter((r) => r.kind === 'send')).toEqual([]);
+  });
+
+  it('a final that comes within minEditIntervalMs of the placeholder is its only edit', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    reply.update('Hel');
+    reply.update('Hello');
+    await vi.advanceTimersByTimeAsync(300);
+    await reply.finish('Hello there');
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(chat.requests.map((r) => [r.kind, r.text])).toEqual([['edit', 'Hello there']]);
   });
 
   it('coalesces: keeps only the latest text and never has two requests in flight', async () => {
     const { chat, reply } = setup({ placeholderId: '55' });
     chat.isHolding = true;
     reply.update('a');
-    await flush();
+    await vi.advanceTimersByTimeAsync(1000);
     reply.update('ab');
     reply.update('abc');
     reply.update('abcd');
@@ -171,12 +183,13 @@ describe('createEditReply: partial updates', () => {
   it('truncates partials over maxChars to maxChars-1 characters and …', async () => {
     const { chat, reply } = setup({ placeholderId: '55', maxChars: 10 });
     reply.update('0123456789abc');
-    await flush();
+    await vi.advanceTimersByTimeAsync(1000);
     expect(chat.text('55')).toBe('012345678…');
   });
 
   it('on a rate limit: drops the partial and sends nothing until retryAfterMs has passed', async () => {
     const { chat, gate, reply } = setup({ placeholderId: '55' });
+    await vi.advanceTimersByTimeAsync(1000);
     chat.failures.push(rateLimited(5000));
     const limitedAt = Date.now();
     reply.update('dropped');
@@ -208,7 +221,7 @@ describe('createEditReply: finish', () => {
   it('drops pending partials and replaces the stream message with the final text', async () => {
     const { chat, reply } = setup({ placeholderId: '55' });
     reply.update('partial 1');
-    await flush();
+    await vi.advanceTimersByTimeAsync(1000);
     reply.update('partial 2');
     const done = reply.finish('final');
     reply.update('too late');
