@@ -38,10 +38,29 @@ export class AdminClient implements AccountAdmin {
    * what to do: no server at the URL, or the server's own refusal.
    */
   async call<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+    const { token } = this.server;
+    const response = await this.request(path, init);
+    const body = (await response.json().catch(() => ({}))) as T & { message?: string };
+    if (response.ok) return body;
+    const hint = response.status === 401 && token === undefined ? ' (set auth.admin_token in the config: the server wants the operator token)' : '';
+    throw new AppError(response.status === 404 ? 'NOT_FOUND' : 'BAD_REQUEST', 'server refused', {
+      userMessage: `the server answered ${response.status}: ${body.message ?? 'no reason given'}${hint}`,
+    });
+  }
+
+  /**
+   * `GET /health`: whether the server answers 200, and the report it gives either way.
+   * Rejects like {@link call} when no server answers.
+   */
+  async health(): Promise<{ isHealthy: boolean; report: unknown }> {
+    const response = await this.request('/health', {});
+    return { isHealthy: response.status === 200, report: await response.json().catch(() => null) };
+  }
+
+  private async request(path: string, init: { method?: string; body?: unknown }): Promise<Response> {
     const { url, token } = this.server;
-    let response: Response;
     try {
-      response = await fetch(new URL(path, url), {
+      return await fetch(new URL(path, url), {
         method: init.method ?? 'GET',
         headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
@@ -49,12 +68,6 @@ export class AdminClient implements AccountAdmin {
     } catch {
       throw new AppError('CHANNEL_UNAVAILABLE', 'server unreachable', { userMessage: `no server answers at ${url} (start it, or pass --url)` });
     }
-    const body = (await response.json().catch(() => ({}))) as T & { message?: string };
-    if (response.ok) return body;
-    const hint = response.status === 401 && token === undefined ? ' (set auth.admin_token in the config: the server wants the operator token)' : '';
-    throw new AppError(response.status === 404 ? 'NOT_FOUND' : 'BAD_REQUEST', 'server refused', {
-      userMessage: `the server answered ${response.status}: ${body.message ?? 'no reason given'}${hint}`,
-    });
   }
 
   async list(): Promise<AccountRecord[]> {

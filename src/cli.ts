@@ -14,9 +14,10 @@ commands:
   user revoke-shell <name|id>    take bash away from the account's next runs
   outbox list [pending]          replies not delivered: dead letters (default) or those waiting to be retried
   outbox retry <id|all>          send dead letters again, with a fresh deadline
+  health                         print the running server's /health; exit 0 when it answers 200
 
 user commands work on the database the config names; while an embedded server holds its data
-dir they ask that server instead. outbox commands always ask the running server. The server is at
+dir they ask that server instead. outbox and health always ask the running server. The server is at
 --url, default from server.host and server.port, and is sent auth.admin_token when the config
 sets one.`;
 
@@ -41,14 +42,16 @@ async function cli(): Promise<number> {
     return 0;
   }
   const [noun, verb, ...rest] = positionals;
+  const isHealth = noun === 'health' && positionals.length === 1;
   const arities = noun === undefined || verb === undefined ? undefined : VERBS[noun]?.[verb];
-  if (!arities?.includes(rest.length) || (noun === 'outbox' && !isOutboxArgument(verb as string, rest[0]))) {
+  if (!isHealth && (!arities?.includes(rest.length) || (noun === 'outbox' && !isOutboxArgument(verb as string, rest[0])))) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
   const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
   const server = new AdminClient({ url: values.url ?? `http://${host}:${config.server.port}`, token: config.auth.admin_token });
+  if (isHealth) return healthCommand(server);
   if (noun === 'outbox') return outboxCommand(verb as string, rest[0], server);
   // Only now: a usage or config error answers before the database is loaded.
   const [{ openDatabase }, { UsersRepo }] = await Promise.all([import('./db/index.js'), import('./db/repos/users-repo.js')]);
@@ -89,6 +92,13 @@ async function userCommand(verb: string, argument: string, users: AccountAdmin):
       return 0;
     }
   }
+}
+
+/** `health`: what the container image's HEALTHCHECK runs, so it finds the server wherever the config puts it. */
+async function healthCommand(server: AdminClient): Promise<number> {
+  const { isHealthy, report } = await server.health();
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  return isHealthy ? 0 : 1;
 }
 
 function isOutboxArgument(verb: string, argument: string | undefined): boolean {

@@ -14,3 +14,6 @@ export const DEFAULT_AGENTS_DIR = join(PACKAGE_ROOT, 'agents');
 export const DEFAULT_SKILLS_DIR = join(PACKAGE_ROOT, 'skills');
 export const CONSOLE_DIR = join(PACKAGE_ROOT, 'src', 'gateway', 'console');
 export const PACKAGE_MANIFEST = join(PACKAGE_ROOT, 'package.json');
+
+/** Every file and folder above: what `npm run build` copies beside the compiled code (deploy/build.ts). */
+export const RUNTIME_FILES = [MIGRATIONS_DIR, DEFAULT_AGENTS_DIR, DEFAULT_SKILLS_DIR, CONSOLE_DIR, PACKAGE_MANIFEST] as const;

@@ -44,14 +44,12 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) {
     const connection = postgresConnection(options.url);
-    const client = postgres(connection.url, {
-      max: options.maxConnections ?? 10,
-      onnotice: () => {},
-      ...(connection.path === undefined ? {} : { path: connection.path }),
-    });
+    const connect = (max: number) =>
+      postgres(connection.url, { max, onnotice: () => {}, ...(connection.path === undefined ? {} : { path: connection.path }) });
+    const client = connect(options.maxConnections ?? 10);
     const db = drizzlePostgres(client, { schema }) as unknown as Database;
     try {
-      await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_DIR });
+      await migrateOneProcessAtATime(client, connect(1));
     } catch (error) {
       await client.end({ timeout: 1 });
       throw error;
@@ -81,6 +79,29 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     await client?.close().catch(() => undefined);
     lock.release();
     throw error;
+  }
+}
+
+/**
+ * The key of the PostgreSQL advisory lock held while a process migrates: any number of ours,
+ * the same in every version (lower 63 bits of sha256("deerflow-channels migrations")); a string,
+ * cast by the query, as JavaScript numbers cannot hold it.
+ */
+const MIGRATION_LOCK_KEY = '7396159076739323939';
+
+/**
+ * Applies the pending migrations on `client` while `lock`, a connection of its own, holds
+ * {@link MIGRATION_LOCK_KEY}; then closes `lock`. Processes started together on one database
+ * (replicas brought up at once) would otherwise all find the same migrations pending and all but
+ * one fail with "already exists"; so each waits its turn, then finds nothing left to do.
+ */
+async function migrateOneProcessAtATime(client: postgres.Sql, lock: postgres.Sql): Promise<void> {
+  try {
+    await lock`select pg_advisory_lock(${MIGRATION_LOCK_KEY}::bigint)`;
+    await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_DIR });
+  } finally {
+    // Ending the session releases its lock, also when the migration failed.
+    await lock.end({ timeout: 5 });
   }
 }
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScaledMs } from '../helpers/load-scaled-timer.js';
 import { runCli, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
-describe('npm run cli -- user …', () => {
+describe('npm run cli -- user …, outbox …, health', () => {
   let config: { path: string; dir: string };
   let server: ServerProcess | undefined;
 
@@ -46,10 +46,16 @@ describe('npm run cli -- user …', () => {
     const noServer = await runCli(['--config', config.path, '--url', 'http://127.0.0.1:9', 'outbox', 'list'], config.dir);
     expect(noServer).toMatchObject({ code: 1, stderr: expect.stringContaining('no server answers at http://127.0.0.1:9') });
     expect((await runCli(['--config', config.path, 'outbox', 'retry'], config.dir)).code).toBe(2);
+    expect(await runCli(['--config', config.path, '--url', 'http://127.0.0.1:9', 'health'], config.dir)).toMatchObject({ code: 1, stderr: expect.stringContaining('no server answers') });
+    expect((await runCli(['--config', config.path, 'health', 'now'], config.dir)).code).toBe(2);
 
     server = await startServerProcess(['--config', config.path], { cwd: config.dir });
     const me = await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(await me.json()).toMatchObject({ user: { name: 'zoe', can_use_shell: false }, is_operator: false });
+    // What the container image's HEALTHCHECK runs: 0 and the report while the server answers 200.
+    const health = await runCli(['--config', config.path, '--url', server.url, 'health'], config.dir);
+    expect(health.code).toBe(0);
+    expect(JSON.parse(health.stdout)).toMatchObject({ ok: true, database: { ok: true } });
     // Ten processes, each loading the app and opening the database: minutes on a busy machine.
     // The bound is read when the file loads, so the load of the run so far stretches it.
   }, loadScaledMs(240_000));

@@ -14,11 +14,16 @@ const CLI_BUNDLE = join(ROOT, '.build/cli.mjs');
 
 /** `npm run cli -- …` as an operator types it in `cwd`; resolves with its exit code and output. */
 export function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runToExit(process.execPath, [CLI_BUNDLE, ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
+}
+
+/** Runs `file` in `cwd` with exactly `env` (and the run's marker), tracked; resolves with its exit code and output once it ends. */
+export function runToExit(file: string, args: string[], options: { cwd: string; env: Record<string, string> }): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI_BUNDLE, ...args], { cwd, env: withRunMarker({ PATH: process.env.PATH ?? '' }) }, (error, stdout, stderr) =>
+    const child = execFile(file, args, { cwd: options.cwd, env: withRunMarker(options.env), maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
-    trackChild(child, `cli ${args.join(' ')}`);
+    trackChild(child, `${file} ${args.join(' ')}`);
   });
 }
 
@@ -40,6 +45,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** Working directory; a fresh temp folder keeps `./config.yaml` and `./.data` of the repo out. */
   cwd?: string;
+  /** The script node runs, relative to `cwd`; default the bundle `npm start` runs ({@link SERVER_BUNDLE}). */
+  script?: string;
 }
 
 export interface ServerProcess {
@@ -85,12 +92,12 @@ export function writeConfig(yaml: string): { path: string; dir: string } {
 }
 
 /**
- * Runs the server as `npm start` does (its bundle of `src/main.ts`) in its own process, tracked
+ * Runs the server as `npm start` does (its bundle of `src/main.ts`, or `options.script`) in its own process, tracked
  * so that the test run ends it even when the test that started it cannot
  * (test/helpers/child-processes.ts).
  */
 function spawnMain(args: string[], options: SpawnOptions): ChildProcess {
-  const child = spawn(process.execPath, [SERVER_BUNDLE, ...args], {
+  const child = spawn(process.execPath, [options.script ?? SERVER_BUNDLE, ...args], {
     cwd: options.cwd ?? mkdtempSync(join(tmpdir(), 'dfc-cwd-')),
     env: withRunMarker({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -121,6 +121,62 @@ describe('parseConfig', () => {
     expect(issues).toEqual([expect.stringMatching(/^models\[0\]\.model: .*\(environment variable MODEL_ID is not set\)$/)]);
   });
 
+  // biome-ignore-start lint/suspicious/noTemplateCurlyInString: the config's own ${NAME} syntax, not templates.
+  it('fills ${NAME:-text} with the text when the variable is unset or empty, whole or inside a string', () => {
+    const raw = { server: { host: '${HOST:-0.0.0.0}', public_url: 'http://${PUBLIC_HOST:-localhost}:8001' } };
+    expect(parseConfig(raw, {}, platforms).server).toMatchObject({ host: '0.0.0.0', public_url: 'http://localhost:8001' });
+    expect(parseConfig(raw, { HOST: '', PUBLIC_HOST: '' }, platforms).server).toMatchObject({ host: '0.0.0.0', public_url: 'http://localhost:8001' });
+    expect(parseConfig(raw, { HOST: '10.0.0.5', PUBLIC_HOST: 'bot.example.com' }, platforms).server).toMatchObject({
+      host: '10.0.0.5',
+      public_url: 'http://bot.example.com:8001',
+    });
+    // An empty default is nothing, as an unset $NAME is: the key takes its own default.
+    expect(parseConfig({ server: { host: '${HOST:-}' } }, {}, platforms).server.host).toBe('127.0.0.1');
+  });
+
+  it('fills ${NAME:+text} with the text only when the variable is set and not empty', () => {
+    const raw = { server: { public_url: 'http://bot${TLS:+s}.example.com' }, auth: { admin_token: '${ADMIN:+0123456789abcdef0123}' } };
+    expect(parseConfig(raw, { TLS: '1', ADMIN: 'yes' }, platforms)).toMatchObject({
+      server: { public_url: 'http://bots.example.com' },
+      auth: { admin_token: '0123456789abcdef0123' },
+    });
+    const unset = parseConfig(raw, { TLS: '' }, platforms);
+    expect(unset.server.public_url).toBe('http://bot.example.com');
+    expect(unset.auth.admin_token).toBeUndefined();
+  });
+
+  it('reads a key written as a reference, and leaves its entry out when it comes to nothing', () => {
+    const path = writeConfig(
+      'channels:\n  ${TELEGRAM_BOT_TOKEN:+telegram}:\n    enabled: true\n    bot_token: $TELEGRAM_BOT_TOKEN\n    api_root: ${TELEGRAM_API_ROOT:-https://api.telegram.org}\n' +
+        '${OPENAI_API_KEY:+models}:\n  - { name: default, model: m, api_key: $OPENAI_API_KEY }\n',
+    );
+    const on = loadConfig({ path, env: { TELEGRAM_BOT_TOKEN: '1:x', OPENAI_API_KEY: 'sk-1' }, platforms }).config;
+    expect(on.channels.telegram).toMatchObject({ enabled: true, bot_token: '1:x', api_root: 'https://api.telegram.org' });
+    expect(on.models).toMatchObject([{ name: 'default', api_key: 'sk-1' }]);
+
+    // Unset: the platform is off and there is no model, not a missing bot_token or api_key.
+    const env: Record<string, string | undefined> = { TELEGRAM_API_ROOT: 'http://127.0.0.1:9', PATH: '/usr/bin' };
+    const off = loadConfig({ path, env, platforms });
+    expect(off.config.channels.telegram).toMatchObject({ enabled: false });
+    expect(off.config.models).toEqual([]);
+    // What the left-out block named is forgotten all the same.
+    forgetVariables(env, off.readVariables);
+    expect(env).toEqual({ PATH: '/usr/bin' });
+  });
+
+  it('refuses two keys of one mapping that come to the same name', () => {
+    expect(issuesOf(() => parseConfig({ channels: { telegram: {}, '${BOT:+telegram}': {} } }, { BOT: '1' }, platforms))).toEqual([
+      'channels.telegram: two keys come to "telegram"',
+    ]);
+  });
+  // biome-ignore-end lint/suspicious/noTemplateCurlyInString: see above.
+
+  it('takes server.port as a number or a numeric string, as a variable gives it', () => {
+    expect(parseConfig({ server: { port: '$PORT' } }, { PORT: '9300' }, platforms).server.port).toBe(9300);
+    expect(parseConfig({ server: { port: 0 } }, {}, platforms).server.port).toBe(0);
+    expect(issuesOf(() => parseConfig({ server: { port: '$PORT' } }, { PORT: '70000' }, platforms))[0]).toMatch(/^server\.port: /);
+  });
+
   it('names the key path and the expectation of every invalid key at once', () => {
     const issues = issuesOf(() =>
       parseConfig({ server: { port: 'eighty' }, channels: { max_concurrency: 0, inbound_queue_maxsize: -1 } }, {}, platforms),
@@ -189,5 +245,61 @@ describe('parseConfig', () => {
       'channels.wecom: this build does not support wecom; the block is ignored',
       'channels.telegrm: unknown channel; ignored',
     ]);
+  });
+});
+
+describe('deploy/config.yaml, the container image\'s configuration', () => {
+  const path = fileURLToPath(new URL('../../../deploy/config.yaml', import.meta.url));
+  const ENABLED_BY = {
+    telegram: { TELEGRAM_BOT_TOKEN: '1:x' },
+    slack: { SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' },
+    discord: { DISCORD_BOT_TOKEN: 'd-1' },
+    feishu: { FEISHU_APP_ID: 'cli_1', FEISHU_APP_SECRET: 's-1' },
+    dingtalk: { DINGTALK_CLIENT_ID: 'c-1', DINGTALK_CLIENT_SECRET: 's-1' },
+    github: { GITHUB_WEBHOOK_SECRET: 'whsec-0123456789', GITHUB_APP_ID: '123', GITHUB_APP_PRIVATE_KEY: PEM_KEY },
+  } as const;
+  const enabledPlatforms = (config: ReturnType<typeof loadConfig>['config']) =>
+    Object.keys(ENABLED_BY).filter((name) => (config.channels[name] as { enabled?: boolean } | undefined)?.enabled === true);
+
+  it('with no variable set: all interfaces, the image\'s volume, the embedded database, no model, no platform', () => {
+    const { config, warnings } = loadConfig({ path, env: {}, platforms });
+    expect(warnings).toEqual([]);
+    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 8001 });
+    expect(config.data_dir).toBe('/data');
+    expect(config.database.url).toBeUndefined();
+    expect(config.redis.url).toBeUndefined();
+    expect(config.auth.admin_token).toBeUndefined();
+    expect(config.models).toEqual([]);
+    expect(enabledPlatforms(config)).toEqual([]);
+    expect(config.sandbox).toMatchObject({ isolation: 'auto', bash_access: 'trusted' });
+  });
+
+  it.each(Object.entries(ENABLED_BY))('turns %s on with its credentials alone', (name, variables) => {
+    const { config } = loadConfig({ path, env: { ...variables }, platforms });
+    expect(enabledPlatforms(config)).toEqual([name]);
+  });
+
+  it('takes the services, the model and the server\'s own settings from the environment', () => {
+    const env = {
+      DATABASE_URL: 'postgres://deerflow:pw@postgres:5432/deerflow',
+      REDIS_URL: 'redis://redis:6379',
+      DEERFLOW_ADMIN_TOKEN: 'operator-token-0123456789',
+      DEERFLOW_PORT: '9400',
+      DEERFLOW_SANDBOX_ISOLATION: 'bubblewrap',
+      OPENAI_API_KEY: 'sk-1',
+      OPENAI_MODEL: 'qwen3',
+      OPENAI_BASE_URL: 'http://vllm:8000/v1',
+      FEISHU_APP_ID: 'cli_1',
+      FEISHU_APP_SECRET: 's-1',
+      FEISHU_DOMAIN: 'https://open.larksuite.com',
+    };
+    const { config } = loadConfig({ path, env, platforms });
+    expect(config.database.url).toBe(env.DATABASE_URL);
+    expect(config.redis.url).toBe(env.REDIS_URL);
+    expect(config.auth.admin_token).toBe(env.DEERFLOW_ADMIN_TOKEN);
+    expect(config.server.port).toBe(9400);
+    expect(config.sandbox.isolation).toBe('bubblewrap');
+    expect(config.models).toMatchObject([{ name: 'default', model: 'qwen3', base_url: 'http://vllm:8000/v1', api_key: 'sk-1' }]);
+    expect(config.channels.feishu).toMatchObject({ enabled: true, domain: 'https://open.larksuite.com' });
   });
 });
