@@ -21,16 +21,29 @@ dir they ask that server instead. outbox and health always ask the running serve
 --url, default from server.host and server.port, and is sent auth.admin_token when the config
 sets one.`;
 
-/** Each noun's verbs and how many arguments each takes (outbox list: up to one). */
-const VERBS: Record<string, Record<string, readonly number[]>> = {
-  user: { create: [1], list: [0], 'grant-shell': [1], 'revoke-shell': [1] },
-  outbox: { list: [0, 1], retry: [1] },
+/** Each command, by its words, and how many arguments it takes (outbox list: up to one). */
+const COMMANDS: Record<string, readonly number[]> = {
+  'user create': [1],
+  'user list': [0],
+  'user grant-shell': [1],
+  'user revoke-shell': [1],
+  'outbox list': [0, 1],
+  'outbox retry': [1],
+  health: [0],
 };
 
+/** The command `positionals` name (a noun and a verb, or a noun alone) with its argument, or undefined. */
+function parseCommand(positionals: readonly string[]): { noun: string; verb: string; argument: string | undefined } | undefined {
+  const [noun = '', verb = ''] = positionals;
+  if (COMMANDS[`${noun} ${verb}`]?.includes(positionals.length - 2)) return { noun, verb, argument: positionals[2] };
+  if (COMMANDS[noun]?.includes(positionals.length - 1)) return { noun, verb: '', argument: positionals[1] };
+  return undefined;
+}
+
 /**
- * `npm run cli -- user|outbox <verb> …`: account management and the outbox from a shell, on the
- * database the server's config names or through the running server. A second composition root
- * next to `main.ts`.
+ * `npm run cli -- user|outbox <verb> …` and `health`: account management, the outbox and the
+ * server's health from a shell, on the database the server's config names or through the running
+ * server. A second composition root next to `main.ts`.
  */
 async function cli(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -41,18 +54,17 @@ async function cli(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const [noun, verb, ...rest] = positionals;
-  const isHealth = noun === 'health' && positionals.length === 1;
-  const arities = noun === undefined || verb === undefined ? undefined : VERBS[noun]?.[verb];
-  if (!isHealth && (!arities?.includes(rest.length) || (noun === 'outbox' && !isOutboxArgument(verb as string, rest[0])))) {
+  const command = parseCommand(positionals);
+  if (command === undefined || (command.noun === 'outbox' && !isOutboxArgument(command.verb, command.argument))) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
+  const { noun, verb, argument } = command;
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
   const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
   const server = new AdminClient({ url: values.url ?? `http://${host}:${config.server.port}`, token: config.auth.admin_token });
-  if (isHealth) return healthCommand(server);
-  if (noun === 'outbox') return outboxCommand(verb as string, rest[0], server);
+  if (noun === 'health') return healthCommand(server);
+  if (noun === 'outbox') return outboxCommand(verb, argument, server);
   // Only now: a usage or config error answers before the database is loaded.
   const [{ openDatabase }, { UsersRepo }] = await Promise.all([import('./db/index.js'), import('./db/repos/users-repo.js')]);
   let database: Awaited<ReturnType<typeof openDatabase>>;
@@ -61,10 +73,10 @@ async function cli(): Promise<number> {
   } catch (error) {
     // The embedded server holds its data dir: it is asked instead (issue #15).
     if (!(error instanceof AppError && error.code === 'DATA_DIR_IN_USE')) throw error;
-    return userCommand(verb as string, rest[0] as string, server);
+    return userCommand(verb, argument as string, server);
   }
   try {
-    return await userCommand(verb as string, rest[0] as string, new UsersRepo(database.db));
+    return await userCommand(verb, argument as string, new UsersRepo(database.db));
   } finally {
     await database.close();
   }

@@ -115,8 +115,8 @@ class EditReply implements Reply {
     private readonly options: EditReplyOptions,
   ) {
     this.target = options.placeholderId;
-    // The placeholder was posted moments ago, at admission: the first edit keeps the platform's
-    // spacing from it too. A model that answers within one interval then costs one edit (the
+    // The placeholder went out at admission, as a rule moments before the reply opens: the first
+    // edit keeps the platform's spacing from it too. A model that answers within one interval then costs one edit (the
     // final) instead of two, and the first partial shows more than a word.
     if (options.placeholderId !== undefined) this.lastRequestEndAt = options.now();
     this.finalAttempts = Math.max(1, options.finalAttempts ?? DEFAULT_FINAL_ATTEMPTS);
