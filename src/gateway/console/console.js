@@ -4,8 +4,8 @@
  * server always goes in through `textContent`, never as HTML.
  */
 
-/** sessionStorage key: the API key lives only as long as this tab. */
-const KEY_STORAGE = 'deerflow.console.apiKey';
+import { KEY_STORAGE, pageLinks } from '/console/shared.js';
+
 /** How often a pending connect asks whether the chat side finished. */
 const POLL_INTERVAL_MS = 2000;
 
@@ -130,6 +130,7 @@ async function signIn(key) {
     return;
   }
   sessionStorage.setItem(KEY_STORAGE, key);
+  byId('page-links').replaceChildren(...pageLinks(me));
   byId('api-key').value = '';
   byId('sign-in').hidden = true;
   byId('sign-out').hidden = false;
@@ -142,6 +143,7 @@ function signOut(message) {
   state.key = null;
   state.displayNames.clear();
   sessionStorage.removeItem(KEY_STORAGE);
+  byId('page-links').replaceChildren(...pageLinks(null));
   for (const id of ['operator', 'user', 'new-key', 'connect-panel', 'sign-out']) byId(id).hidden = true;
   for (const id of ['providers', 'connections']) byId(id).replaceChildren();
   byId('users').tBodies[0].replaceChildren();

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CONSOLE_DIR } from '../../paths.js';
@@ -16,7 +16,29 @@ const CONSOLE_FILES = [
   { route: '/chat', file: 'chat.html', contentType: 'text/html; charset=utf-8' },
   { route: '/chat.js', file: 'chat.js', contentType: 'text/javascript; charset=utf-8' },
   { route: '/chat.css', file: 'chat.css', contentType: 'text/css; charset=utf-8' },
+  { route: '/console/shared.js', file: 'shared.js', contentType: 'text/javascript; charset=utf-8' },
 ] as const;
+
+/** A page module's name: `pages/<name>.js`, served at `/console/<name>`. Anything else in the folder is not served. */
+const PAGE_MODULE = /^([a-z][a-z-]{0,39})\.js$/;
+
+/**
+ * The console's pages: one module each in `console/pages/`, each served at `/console/<name>`
+ * inside the one shell (`page.html`) and at `/console/pages/<name>.js` itself. A new page is a
+ * new file there (and its entry in `shared.js`'s `PAGES`), nothing else.
+ */
+async function pageFiles(): Promise<{ route: string; body: string; contentType: string }[]> {
+  const shell = await readFile(join(CONSOLE_DIR, 'page.html'), 'utf8');
+  const names = (await readdir(join(CONSOLE_DIR, 'pages'))).flatMap((file) => PAGE_MODULE.exec(file)?.[1] ?? []).sort();
+  return (
+    await Promise.all(
+      names.map(async (name) => [
+        { route: `/console/${name}`, body: shell.replaceAll('{{page}}', name), contentType: 'text/html; charset=utf-8' },
+        { route: `/console/pages/${name}.js`, body: await readFile(join(CONSOLE_DIR, 'pages', `${name}.js`), 'utf8'), contentType: 'text/javascript; charset=utf-8' },
+      ]),
+    )
+  ).flat();
+}
 
 /**
  * Only this origin's script, style and API; no inline script or style, no frames, no plugins, no
@@ -45,17 +67,17 @@ const SECURITY_HEADERS = {
 } as const;
 
 /**
- * `GET /`, `GET /chat` and their scripts and style sheets: the web console and its chat (docs/console.md). The files are
+ * `GET /`, `GET /chat`, the pages at `/console/<name>`, and their scripts and style sheets: the web console and its chat (docs/console.md). The files are
  * read once, when the plugin registers; a missing file fails start-up rather than the first visit.
  * Every answer carries a strict content-security-policy and `cache-control: no-cache`.
  *
  * @throws the file system's error when a console file cannot be read.
  */
 export const consoleRoutes: ZodPluginAsync = async (app) => {
-  for (const { route, file, contentType } of CONSOLE_FILES) {
-    const body = await readFile(join(CONSOLE_DIR, file), 'utf8');
+  const files = await Promise.all(CONSOLE_FILES.map(async ({ route, file, contentType }) => ({ route, contentType, body: await readFile(join(CONSOLE_DIR, file), 'utf8') })));
+  for (const { route, body, contentType } of [...files, ...(await pageFiles())]) {
     // A string with a non-JSON content type goes out as is; the serializer never sees it.
-    app.get(route, { config: PUBLIC_ROUTE, schema: { response: { 200: z.string().describe(file) } } }, async (_request, reply) =>
+    app.get(route, { config: PUBLIC_ROUTE, schema: { response: { 200: z.string().describe(route) } } }, async (_request, reply) =>
       reply.headers(SECURITY_HEADERS).type(contentType).send(body),
     );
   }
