@@ -18,6 +18,10 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { method: 'GET', template: '/chat', isPublic: true },
   { method: 'GET', template: '/chat.js', isPublic: true },
   { method: 'GET', template: '/chat.css', isPublic: true },
+  // The console's pages: each module in src/gateway/console/pages/ is a page and its script.
+  { method: 'GET', template: '/console/shared.js', isPublic: true },
+  { method: 'GET', template: '/console/health', isPublic: true },
+  { method: 'GET', template: '/console/pages/health.js', isPublic: true },
   { method: 'GET', template: '/health', isPublic: true },
   { method: 'GET', template: '/metrics', isPublic: false },
   { method: 'GET', template: '/api/models', isPublic: false },
