@@ -14,7 +14,7 @@ export interface AgentBindingOverview {
 /** What the operator's agents page shows of one agent. */
 export interface AgentOverview {
   name: string;
-  /** `description` of config.yaml, else the first line of text in SOUL.md; '' when neither has one. */
+  /** `description` of config.yaml, else the first sentence of SOUL.md; '' when neither has one. */
   description: string;
   /** `model` of config.yaml; null: the run's model (the first configured, or the one the chat chose). */
   model: string | null;
@@ -57,13 +57,31 @@ const overviewSchema = z.looseObject({
     .catch(undefined),
 });
 
-/** The first line of `soul` that is text, without a Markdown heading's `#`s. */
+/** Longest description taken from a SOUL.md, in characters. */
+const MAX_DESCRIPTION_CHARS = 200;
+
+/**
+ * What a SOUL.md says first: its first paragraph of text (headings skipped), up to the end of its
+ * first sentence, at most {@link MAX_DESCRIPTION_CHARS} characters.
+ */
 export function firstLineOf(soul: string): string {
+  const lines: string[] = [];
   for (const line of soul.split('\n')) {
-    const text = line.replace(/^#+\s*/, '').trim();
-    if (text !== '') return text;
+    const text = line.trim();
+    if (text.startsWith('#')) {
+      if (lines.length > 0) break;
+      continue;
+    }
+    if (text === '') {
+      if (lines.length > 0) break;
+      continue;
+    }
+    lines.push(text);
   }
-  return '';
+  const paragraph = lines.join(' ');
+  const sentenceEnd = /[.!?](?=\s|$)/.exec(paragraph);
+  const sentence = sentenceEnd === null ? paragraph : paragraph.slice(0, sentenceEnd.index + 1);
+  return sentence.length > MAX_DESCRIPTION_CHARS ? `${sentence.slice(0, MAX_DESCRIPTION_CHARS - 1).trimEnd()}…` : sentence;
 }
 
 async function readOptional(path: string): Promise<string | undefined> {

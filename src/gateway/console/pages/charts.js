@@ -58,8 +58,15 @@ function svg(tag, attributes = {}, text) {
   return node;
 }
 
-function clockTime(ms) {
-  return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+/** A time on the axis; with seconds when the chart spans less than ten minutes. */
+function clockTime(ms, spanMs) {
+  const withSeconds = spanMs < 10 * 60 * 1000 ? { second: '2-digit' } : {};
+  return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', ...withSeconds });
+}
+
+/** An axis value: at most two decimals, none written when not needed. */
+function axisNumber(value) {
+  return String(Number(value.toFixed(2)));
 }
 
 /** A round top for the y axis: 1, 2 or 5 times a power of ten, at least `max`. */
@@ -113,14 +120,14 @@ function lineChart(chart, points) {
   for (const fraction of [0, 0.5, 1]) {
     const value = top * fraction;
     drawing.append(svg('line', { x1: MARGIN.left, x2: WIDTH - MARGIN.right, y1: y(value), y2: y(value), class: fraction === 0 ? 'axis' : 'grid' }));
-    drawing.append(svg('text', { x: MARGIN.left - 6, y: y(value) + 4, 'text-anchor': 'end', class: 'axis-label' }, formatNumber(value)));
+    drawing.append(svg('text', { x: MARGIN.left - 6, y: y(value) + 4, 'text-anchor': 'end', class: 'axis-label' }, axisNumber(value)));
   }
   drawing.append(svg('line', { x1: MARGIN.left, x2: MARGIN.left, y1: MARGIN.top, y2: MARGIN.top + plotHeight, class: 'axis' }));
   // Time labels: first, middle and last sample.
   const labelTimes = to === from ? [from] : [from, from + (to - from) / 2, to];
   labelTimes.forEach((at, index) => {
     const anchor = labelTimes.length === 1 ? 'middle' : ['start', 'middle', 'end'][index];
-    drawing.append(svg('text', { x: x(at), y: HEIGHT - 8, 'text-anchor': anchor, class: 'axis-label' }, clockTime(at)));
+    drawing.append(svg('text', { x: x(at), y: HEIGHT - 8, 'text-anchor': anchor, class: 'axis-label' }, clockTime(at, to - from)));
   });
   chart.series.forEach((series, index) => {
     const group = svg('g', { class: `series series-${index}` });
