@@ -120,6 +120,8 @@ export interface MetricsHistoryOptions {
   now?: () => number;
   /** When the counters started (the first sample's interval begins here); default: construction time. */
   startedAt?: number;
+  /** Told when a scheduled sample fails (a metric's collect threw); the next one tries again. */
+  onError?: (error: unknown) => void;
 }
 
 /**
@@ -150,8 +152,9 @@ export class MetricsHistory {
   /** Takes a sample now, then one every interval until `stop`. The timer keeps no process alive. */
   start(): void {
     if (this.timer !== undefined) return;
-    void this.sample().catch(() => undefined);
-    this.timer = setInterval(() => void this.sample().catch(() => undefined), this.options.intervalMs);
+    const take = () => void this.sample().catch((error: unknown) => this.options.onError?.(error));
+    take();
+    this.timer = setInterval(take, this.options.intervalMs);
     this.timer.unref();
   }
 

@@ -127,7 +127,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     outbox: (): Promise<OutboxCounts> => outbox.counts(),
   });
   // The console's charts: samples of the counters above, in memory (lost on restart).
-  const metricsHistory = new MetricsHistory({ registry: metrics.registry, intervalMs: config.metrics.history_interval_seconds * 1000 });
+  const metricsHistory = new MetricsHistory({
+    registry: metrics.registry,
+    intervalMs: config.metrics.history_interval_seconds * 1000,
+    onError: (error) => logger.warn({ err: describeError(error) }, 'a metrics history sample failed'),
+  });
   const journal = new SqlTurnJournal(database.db);
   // Every process sends what is due: egress runs everywhere, also where a channel's ingress is on standby.
   const outbox = new Outbox({
