@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ChannelConnections } from './accounts/connections.js';
+import { listAgentOverviews } from './agent/agent-overview.js';
 import { AgentCatalog } from './agent/catalog.js';
 import { DEFAULT_AGENT_NAME } from './agent/prompt.js';
 import type { SandboxIsolation } from './agent/sandbox/bubblewrap.js';
@@ -31,6 +32,7 @@ import type { Logger } from './logger.js';
 import { ChannelManager } from './manager/channel-manager.js';
 import { ThreadResolver } from './manager/threads.js';
 import { ServerMetrics } from './metrics.js';
+import { MetricsHistory } from './metrics-history.js';
 import { DEFAULT_AGENTS_DIR, DEFAULT_SKILLS_DIR, PACKAGE_ROOT } from './paths.js';
 import { createEmbeddedRuntime } from './runtime/embedded/index.js';
 import type { AgentRuntime } from './runtime/types.js';
@@ -124,6 +126,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     channels: () => [...adapters.values()].map((adapter) => [adapter.name, starter.status(adapter)]),
     outbox: (): Promise<OutboxCounts> => outbox.counts(),
   });
+  // The console's charts: samples of the counters above, in memory (lost on restart).
+  const metricsHistory = new MetricsHistory({
+    registry: metrics.registry,
+    intervalMs: config.metrics.history_interval_seconds * 1000,
+    onError: (error) => logger.warn({ err: describeError(error) }, 'a metrics history sample failed'),
+  });
   const journal = new SqlTurnJournal(database.db);
   // Every process sends what is due: egress runs everywhere, also where a channel's ingress is on standby.
   const outbox = new Outbox({
@@ -199,6 +207,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // After the resumed turns: an occurrence a crash left in the journal is refused there as taken.
   scheduler?.start();
   outbox.start();
+  metricsHistory.start();
   const housekeeping = startHousekeeping(deliveries, outbox, logger);
 
   const app = await buildApp({
@@ -206,6 +215,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     health: () =>
       reportHealth(database, { bus, kind: coordination.kind }, { runtime, remoteHost: remoteAgent?.host }, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent, outbox),
     metrics: { render: () => metrics.render(), isPublic: config.server.metrics_public },
+    metricsHistory: { intervalSeconds: config.metrics.history_interval_seconds, since: (windowMs) => metricsHistory.since(windowMs) },
+    agents: { list: () => listAgentOverviews(agentsDir, join(DEFAULT_AGENTS_DIR, DEFAULT_AGENT_NAME, 'SOUL.md')) },
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     outbox,
@@ -237,6 +248,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await scheduler?.stop();
       await coordination.close();
       clearInterval(housekeeping);
+      metricsHistory.stop();
       manager.stop();
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
       // After the workers: a final they could not deliver is kept for the next start.

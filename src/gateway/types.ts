@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ChannelConnections } from '../accounts/connections.js';
+import type { AgentOverview } from '../agent/agent-overview.js';
 import type { McpServerStatus } from '../agent/mcp/servers.js';
 import type { SkillRegistry } from '../agent/skills/index.js';
 import type { Outbox } from '../channel/outbox.js';
@@ -8,6 +9,7 @@ import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
 import type { ScheduleBook } from '../schedules/book.js';
 import type { Authenticator } from './auth.js';
+import type { MetricsHistorySource } from './routes/metrics.js';
 
 /** What `GET /health` reports; `ok` is false when the database is down. */
 export interface HealthReport {
@@ -55,6 +57,10 @@ export interface GatewayDeps {
   health: () => Promise<HealthReport>;
   /** Serves `GET /metrics` (Prometheus) when given; public only when `isPublic`, else it needs a key like the API. */
   metrics?: { render: () => Promise<{ contentType: string; body: string }>; isPublic: boolean };
+  /** Serves `GET /api/metrics/history` (the console's charts; operator only) when given. */
+  metricsHistory?: MetricsHistorySource;
+  /** Serves `GET /api/agents` (the agents folder as the operator sees it) when given. */
+  agents?: { list: () => Promise<AgentOverview[]> };
   /** Fastify logs through it (request ids included as `reqId`). */
   logger: Logger;
   channelRoutes?: ChannelRoutes[];
