@@ -317,7 +317,8 @@ class RemoteRuntime implements AgentRuntime {
   async listGoals(options: { ownerUserId?: string; limit: number }): Promise<ThreadGoalInfo[]> {
     const query = new URLSearchParams({ limit: String(options.limit), ...(options.ownerUserId === undefined ? {} : { user_id: options.ownerUserId }) });
     const body = (await this.fetchJson('GET', `/goals?${query}`, { operation: 'GET /goals', subject: 'Goals route' })) as { goals?: ThreadGoalInfo[] };
-    return body.goals ?? [];
+    // Only the runtime's own fields: what the remote gateway adds (its `status`) is for its callers.
+    return (body.goals ?? []).map(({ thread_id, conversation, goal }) => ({ thread_id, conversation, goal }));
   }
 
   async getMemory(userId: string): Promise<MemoryInfo> {
