@@ -263,15 +263,37 @@ describe('console pages for a person and the operator', () => {
     expect(await enabledOnServer()).toBe(true);
   });
 
-  it("keeps each page to its audience: a person is refused the skills page, the operator sees a note on memory", async () => {
+  it('refuses a person the skills page, and keeps its link out of their navigation', async () => {
     const eve = await createPerson('eve');
-    const asPerson = await openPage(eve.key, 'skills');
-    await expect.poll(() => statusText(asPerson)).toBe('This page is for the operator. Sign in with the operator token to see it.');
-    expect(await asPerson.getByRole('table').count()).toBe(0);
-    expect(await asPerson.getByRole('link', { name: 'Skills' }).count()).toBe(0);
+    const page = await openPage(eve.key, 'skills');
+    await expect.poll(() => statusText(page)).toBe('This page is for the operator. Sign in with the operator token to see it.');
+    expect(await page.getByRole('table').count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Skills' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Memory' }).isVisible()).toBe(true);
+  });
 
-    const asOperator = await openPage(ADMIN_TOKEN, 'memory');
-    await expect.poll(() => statusText(asOperator)).toBe('This page shows a person’s own things. Sign in with your API key to see it.');
-    expect(await asOperator.getByRole('link', { name: 'Skills' }).isVisible()).toBe(true);
+  it("lets the operator pick a user and see and delete that user's facts, and only theirs", async () => {
+    const fen = await createPerson('fen');
+    const gus = await createPerson('gus');
+    await learn(fen, ['fen reviews on Mondays', 'fen writes in Rust']);
+    await learn(gus, ['gus runs the pager']);
+
+    const page = await openPage(ADMIN_TOKEN, 'memory');
+    await page.getByLabel('User').waitFor();
+    expect(await page.getByRole('table').count()).toBe(0);
+    await page.getByLabel('User').selectOption({ label: 'fen' });
+    await page.getByRole('cell', { name: 'fen writes in Rust', exact: true }).waitFor();
+    expect(await page.getByRole('table', { name: 'What the agent remembers about fen' }).isVisible()).toBe(true);
+    expect(await page.getByText('gus runs the pager').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Delete fact: fen writes in Rust' }).click();
+    await expect.poll(() => statusText(page)).toBe('Deleted the fact.');
+    await expect.poll(() => page.getByRole('cell', { name: 'fen writes in Rust' }).count()).toBe(0);
+    expect(await factsOf(fen)).toEqual(['fen reviews on Mondays']);
+    expect(await factsOf(gus)).toEqual(['gus runs the pager']);
+
+    await page.getByLabel('User').selectOption({ label: 'gus' });
+    await page.getByRole('cell', { name: 'gus runs the pager', exact: true }).waitFor();
+    expect(await page.getByText('fen reviews on Mondays').count()).toBe(0);
   });
 });
