@@ -11,6 +11,14 @@ export interface MemoryInfo {
   facts: Array<{ id: string; content: string; category: string; confidence: number; source: string | null; created_at: string }>;
 }
 
+/** A thread that has a goal, as `GET /api/goals` lists it. */
+export interface ThreadGoalInfo {
+  thread_id: string;
+  /** Where the thread's conversation lives (the thread's `channel_source`), when it came from a chat. */
+  conversation: { provider: string; chat_id: string } | null;
+  goal: GoalInfo;
+}
+
 export interface SetGoalRequest {
   objective: string;
   /** Hidden continuations after one visible turn, 0..8 (default 8); more is refused with 422. */
@@ -140,10 +148,17 @@ export interface AgentRuntime {
   setGoal(threadId: string, request: SetGoalRequest): Promise<GoalInfo>;
   /** Clears the thread's goal; true when there was one. */
   clearGoal(threadId: string): Promise<boolean>;
+  /**
+   * Threads with an active goal, most recently changed first, at most `limit`: only those whose
+   * owner (thread metadata `owner_user_id`) is `ownerUserId` when given, every one when not.
+   */
+  listGoals(options: { ownerUserId?: string; limit: number }): Promise<ThreadGoalInfo[]>;
   /** The memory of a storage user (empty when nothing is known). */
   getMemory(userId: string): Promise<MemoryInfo>;
   /** Forgets everything about a user; resolves with the number of facts removed. */
   clearMemory(userId: string): Promise<number>;
+  /** Forgets one of the user's facts; false when the user has no fact with that id (another's included). */
+  deleteMemoryFact(userId: string, factId: string): Promise<boolean>;
   /** Stops every active run and releases resources. */
   close(): Promise<void>;
 }

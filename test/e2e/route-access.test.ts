@@ -62,6 +62,7 @@ function pathOf(route: GatewayRoute, options: { upper?: boolean } = {}): string 
     user_id: randomUUID(),
     name: 'no-such-skill',
     id: 'zzzzzz',
+    fact_id: randomUUID(),
   };
   return route.template
     .split('/')
@@ -113,6 +114,7 @@ channels:
   alice = await created('alice');
   const bob = await created('bob');
   bobThread = JSON.parse((await send('POST', '/api/threads', bob, {})).body).thread_id as string;
+  expect((await send('PUT', `/api/threads/${bobThread}/goal`, bob, { objective: 'bob ships the release' })).status).toBe(200);
 });
 
 afterAll(async () => {
@@ -149,6 +151,8 @@ describe('every route under every spelling', () => {
       route.template === '/metrics' ||
       route.template === '/api/metrics/history' ||
       route.template === '/api/agents' ||
+
+      route.template === '/api/memory/facts/:fact_id' ||
       route.template === '/api/channels/connections/:connection_id',
   );
   it.each(asAlice.map((route) => [`${route.method} ${route.template}`, route] as const))(
@@ -158,10 +162,20 @@ describe('every route under every spelling', () => {
       for (const [spelling, target] of Object.entries(spellingsOf(route))) {
         answers[spelling] = (await send(route.method, target, alice, bodyOf(route))).status;
       }
-      const expected = route.template.startsWith('/api/threads/') || route.template.includes(':connection_id') || route.template.startsWith('/api/schedules/') ? 404 : 403;
+      const expected = route.template.startsWith('/api/threads/') || route.template.includes(':connection_id') || route.template.startsWith('/api/schedules/') || route.template.includes(':fact_id') ? 404 : 403;
       expect(answers).toEqual(Object.fromEntries(Object.keys(answers).map((spelling) => [spelling, expected])));
     },
   );
+
+  it("gives alice her own goals under every spelling, never bob's", async () => {
+    const route = GATEWAY_ROUTES.find((r) => r.method === 'GET' && r.template === '/api/goals') as GatewayRoute;
+    for (const target of Object.values(spellingsOf(route))) {
+      const answer = await send('GET', `${target}?user_id=bob`, alice);
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body).goals).toEqual([]);
+      expect(answer.body).not.toContain('bob ships the release');
+    }
+  });
 
   it("gives alice her own memory under every spelling, never bob's", async () => {
     const route = GATEWAY_ROUTES.find((r) => r.method === 'GET' && r.template === '/api/memory') as GatewayRoute;

@@ -10,6 +10,7 @@ import {
   type GoalVerdict,
   goalEvaluations,
   threadGoals,
+  threads,
 } from '../../db/schema/index.js';
 import { NotFoundError } from '../../errors.js';
 import { checkMaxContinuations, MAX_CONTINUATIONS, normalizeObjective } from './objective.js';
@@ -131,6 +132,22 @@ export class GoalStore {
       if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFoundError('Thread');
       throw error;
     }
+  }
+
+  /**
+   * Active goals with their thread's metadata, most recently changed first, at most `limit`; only
+   * threads whose metadata `owner_user_id` is `ownerUserId` when it is given.
+   */
+  async list(options: { ownerUserId?: string; limit: number }): Promise<Array<{ goal: Goal; threadMetadata: Record<string, unknown> }>> {
+    const owned = options.ownerUserId === undefined ? undefined : sql`${threads.metadata}->>'owner_user_id' = ${options.ownerUserId}`;
+    const rows = await this.db
+      .select({ goal: threadGoals, metadata: threads.metadata })
+      .from(threadGoals)
+      .innerJoin(threads, eq(threads.id, threadGoals.threadId))
+      .where(owned)
+      .orderBy(desc(threadGoals.updatedAt), threadGoals.threadId)
+      .limit(Math.max(1, Math.floor(options.limit)));
+    return rows.map((row) => ({ goal: toGoal(row.goal), threadMetadata: row.metadata }));
   }
 
   /** Removes the thread's goal; `true` when there was one. Its evaluations stay as history. */

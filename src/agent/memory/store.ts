@@ -88,6 +88,21 @@ export class MemoryStore {
   }
 
   /**
+   * Forgets one fact, only among this user's: `false` when the user has no fact with that id
+   * (unknown, malformed, or another user's), so a caller cannot tell another's fact from none.
+   */
+  deleteFact(userId: string, factId: string): Promise<boolean> {
+    if (!UUID_PATTERN.test(factId)) return Promise.resolve(false);
+    return this.cache.write(userId, async () => {
+      const removed = await this.db
+        .delete(memoryFacts)
+        .where(and(eq(memoryFacts.userId, userId), eq(memoryFacts.id, factId)))
+        .returning({ id: memoryFacts.id });
+      return removed.length > 0;
+    });
+  }
+
+  /**
    * Applies one extraction result in a single transaction, in this order:
    * 1. each summary the update gives non-blank replaces the stored one (blank or absent keeps it);
    * 2. `factsToRemove` ids are deleted, only among this user's facts (unknown or malformed ids are ignored);

@@ -29,6 +29,10 @@ export const PAGES = [
   { path: '/', title: 'Users', audience: 'operator' },
   { path: '/', title: 'Connections', audience: 'user' },
   { path: '/chat', title: 'Chat', audience: 'all' },
+  { path: '/console/memory', title: 'Memory', audience: 'all' },
+  { path: '/console/goals', title: 'Goals', audience: 'all' },
+  { path: '/console/schedules', title: 'Schedules', audience: 'all' },
+  { path: '/console/skills', title: 'Skills', audience: 'operator' },
 ];
 
 /** An answer other than 2xx, or no answer (`status` 0). `message` is written for people. */

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { NotFoundError } from '../../errors.js';
 import { type AgentRuntime, DEFAULT_USER_ID } from '../../runtime/types.js';
 import { errorResponses } from '../error-handler.js';
 import type { ZodPluginAsync } from '../validation.js';
@@ -38,7 +39,15 @@ function memoryUserOf(request: FastifyRequest, query: z.infer<typeof memoryQuery
   return query.user_id ?? DEFAULT_USER_ID;
 }
 
-/** `GET /memory` and `DELETE /memory` (at `/api`): what the server remembers about a user. */
+const factParamsSchema = z.strictObject({
+  fact_id: z.string().uuid('a fact id (a UUID, as `GET /api/memory` lists it)'),
+});
+
+/**
+ * `GET /memory`, `DELETE /memory` and `DELETE /memory/facts/:fact_id` (at `/api`): what the
+ * server remembers about a user, all of it forgotten at once or one fact at a time. A signed-in
+ * user only ever reaches their own memory, whatever `user_id` says; another's fact is a 404.
+ */
 export const memoryRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (app, { runtime }) => {
   app.get(
     '/memory',
@@ -50,5 +59,21 @@ export const memoryRoutes: ZodPluginAsync<{ runtime: AgentRuntime }> = async (ap
     '/memory',
     { schema: { querystring: memoryQuerySchema, response: { 200: z.object({ removed: z.number() }), ...errorResponses } } },
     async (request) => ({ removed: await runtime.clearMemory(memoryUserOf(request, request.query)) }),
+  );
+
+  app.delete(
+    '/memory/facts/:fact_id',
+    {
+      schema: {
+        params: factParamsSchema,
+        querystring: memoryQuerySchema,
+        response: { 200: z.object({ removed: z.literal(1) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const isRemoved = await runtime.deleteMemoryFact(memoryUserOf(request, request.query), request.params.fact_id);
+      if (!isRemoved) throw new NotFoundError('Fact');
+      return { removed: 1 as const };
+    },
   );
 };

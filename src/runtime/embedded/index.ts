@@ -39,6 +39,7 @@ import {
   type RunStream,
   type SetGoalRequest,
   type StreamPart,
+  type ThreadGoalInfo,
   type ThreadInfo,
 } from '../types.js';
 import { DrizzleCheckpointSaver } from './checkpointer.js';
@@ -284,6 +285,15 @@ class EmbeddedRuntime implements AgentRuntime {
     return this.goalStore().clear(threadId);
   }
 
+  async listGoals(options: { ownerUserId?: string; limit: number }): Promise<ThreadGoalInfo[]> {
+    const found = await this.goalStore().list(options);
+    return found.map(({ goal, threadMetadata }) => ({
+      thread_id: goal.threadId,
+      conversation: conversationOf(threadMetadata),
+      goal: toGoalJson(goal),
+    }));
+  }
+
   async getMemory(userId: string): Promise<MemoryInfo> {
     const memory = await this.memoryStore().get(userId);
     return {
@@ -306,6 +316,10 @@ class EmbeddedRuntime implements AgentRuntime {
 
   clearMemory(userId: string): Promise<number> {
     return this.memoryStore().clear(userId);
+  }
+
+  deleteMemoryFact(userId: string, factId: string): Promise<boolean> {
+    return this.memoryStore().deleteFact(userId, factId);
   }
 
   async close(): Promise<void> {
@@ -551,4 +565,16 @@ function withRunTools(mcp: RunTools | undefined, extra: ReadonlyArray<readonly [
 function usageOutcome(messages: readonly BaseMessage[]): { usage?: TokenUsage } {
   const usage = usageOfLastTurn(messages);
   return usage ? { usage } : {};
+}
+
+/**
+ * Where a thread's conversation lives, from its metadata: a chat's thread carries `channel_source`
+ * (src/manager/threads.ts), a schedule's `schedule_source` (src/schedules/book.ts); an API thread neither.
+ */
+function conversationOf(metadata: Record<string, unknown>): ThreadGoalInfo['conversation'] {
+  for (const key of ['channel_source', 'schedule_source']) {
+    const source = metadata[key] as { provider?: unknown; chat_id?: unknown } | undefined;
+    if (typeof source?.provider === 'string' && typeof source.chat_id === 'string') return { provider: source.provider, chat_id: source.chat_id };
+  }
+  return null;
 }

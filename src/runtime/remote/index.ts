@@ -14,6 +14,7 @@ import type {
   RunStream,
   SetGoalRequest,
   StreamPart,
+  ThreadGoalInfo,
   ThreadInfo,
 } from '../types.js';
 import {
@@ -313,6 +314,13 @@ class RemoteRuntime implements AgentRuntime {
     return existing !== null;
   }
 
+  async listGoals(options: { ownerUserId?: string; limit: number }): Promise<ThreadGoalInfo[]> {
+    const query = new URLSearchParams({ limit: String(options.limit), ...(options.ownerUserId === undefined ? {} : { user_id: options.ownerUserId }) });
+    const body = (await this.fetchJson('GET', `/goals?${query}`, { operation: 'GET /goals', subject: 'Goals route' })) as { goals?: ThreadGoalInfo[] };
+    // Only the runtime's own fields: what the remote gateway adds (its `status`) is for its callers.
+    return (body.goals ?? []).map(({ thread_id, conversation, goal }) => ({ thread_id, conversation, goal }));
+  }
+
   async getMemory(userId: string): Promise<MemoryInfo> {
     const body = await this.fetchJson('GET', memoryPath(userId), { operation: 'GET /memory', subject: 'Memory route' });
     return body as MemoryInfo;
@@ -321,6 +329,17 @@ class RemoteRuntime implements AgentRuntime {
   async clearMemory(userId: string): Promise<number> {
     const body = (await this.fetchJson('DELETE', memoryPath(userId), { operation: 'DELETE /memory', subject: 'Memory route' })) as { removed?: unknown };
     return typeof body.removed === 'number' ? body.removed : 0;
+  }
+
+  async deleteMemoryFact(userId: string, factId: string): Promise<boolean> {
+    const path = `/memory/facts/${encodeURIComponent(factId)}?${new URLSearchParams({ user_id: userId })}`;
+    return this.fetchJson('DELETE', path, { operation: 'DELETE /memory/facts/:fact_id', subject: 'Fact' }).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof NotFoundError) return false;
+        throw error;
+      },
+    );
   }
 
   /** Runs on the remote go on: they belong to that server. Only this side's requests end. */

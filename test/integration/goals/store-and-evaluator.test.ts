@@ -37,6 +37,28 @@ describe.each(testDatabaseKinds())('GoalStore on %s', (kind) => {
     return id;
   }
 
+  it("lists goals with their thread's metadata, newest change first, one owner's only when asked", async () => {
+    const [alice, bob] = [randomUUID(), randomUUID()];
+    const owned = async (owner: string) => {
+      const id = randomUUID();
+      await database.db.insert(schema.threads).values({ id, metadata: { owner_user_id: owner, channel_source: { provider: 'web', chat_id: 'c1' } } });
+      return id;
+    };
+    const [first, second, bobs] = [await owned(alice), await owned(alice), await owned(bob)];
+    await store.set(first, 'first goal');
+    await store.set(bobs, 'bob goal');
+    await store.set(second, 'second goal');
+
+    const alices = await store.list({ ownerUserId: alice, limit: 10 });
+    expect(alices.map((entry) => entry.goal.objective)).toEqual(['second goal', 'first goal']);
+    expect(alices[0]?.threadMetadata).toMatchObject({ channel_source: { provider: 'web', chat_id: 'c1' } });
+    expect((await store.list({ ownerUserId: bob, limit: 10 })).map((entry) => entry.goal.threadId)).toEqual([bobs]);
+    expect(await store.list({ ownerUserId: randomUUID(), limit: 10 })).toEqual([]);
+    expect(await store.list({ ownerUserId: alice, limit: 1 })).toHaveLength(1);
+    const everyone = (await store.list({ limit: 1000 })).map((entry) => entry.goal.threadId);
+    expect(everyone).toEqual(expect.arrayContaining([first, second, bobs]));
+  });
+
   it('sets, reads, replaces and clears the one goal of a thread', async () => {
     const threadId = await newThread();
     expect(await store.get(threadId)).toBeUndefined();

@@ -45,6 +45,23 @@ describe.each(CASES)('MemoryStore on %s, %i users cached', (kind, cachedUsers) =
     expect((await store.get(other)).facts.map((f) => f.content)).toEqual(['Prefers Rust.']);
   });
 
+  it("forgets one fact only among the user's own: another's id, an unknown or a malformed one changes nothing", async () => {
+    const [user, other] = [randomUUID(), randomUUID()];
+    await store.apply(user, update([fact('Prefers Go.'), fact('Uses vim.')]), OPTIONS);
+    await store.apply(other, update([fact('Prefers Rust.')]), OPTIONS);
+    const [othersFact] = (await store.get(other)).facts;
+    const goFact = (await store.get(user)).facts.find((f) => f.content === 'Prefers Go.');
+
+    expect(await store.deleteFact(user, othersFact?.id as string)).toBe(false);
+    expect(await store.deleteFact(user, randomUUID())).toBe(false);
+    expect(await store.deleteFact(user, 'not-a-uuid')).toBe(false);
+    expect((await store.get(other)).facts.map((f) => f.content)).toEqual(['Prefers Rust.']);
+
+    expect(await store.deleteFact(user, goFact?.id as string)).toBe(true);
+    expect((await store.get(user)).facts.map((f) => f.content)).toEqual(['Uses vim.']);
+    expect(await store.deleteFact(user, goFact?.id as string)).toBe(false);
+  });
+
   it('replaces only the summaries an update gives non-blank', async () => {
     const user = randomUUID();
     await store.apply(user, update([], { summaries: { workContext: 'SRE at Acme.', topOfMind: 'On-call rotation.' } }), OPTIONS);

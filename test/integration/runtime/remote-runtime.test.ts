@@ -335,6 +335,31 @@ describe('models, goals and memory', () => {
     expect(await remote.clearMemory(user)).toBe(1);
     expect((await remote.getMemory(user)).facts).toEqual([]);
   });
+
+  it("forgets one fact of a user's memory, and says when there was none", async () => {
+    const user = `user-${crypto.randomUUID().slice(0, 8)}`;
+    await new MemoryStore(database.db).apply(
+      user,
+      { summaries: {}, newFacts: [{ content: 'Uses vim', category: 'preference', confidence: 0.9 }, { content: 'Likes tea', category: 'preference', confidence: 0.8 }], factsToRemove: [] },
+      { source: 'thread-1', maxFacts: 100, confidenceThreshold: 0.7, now: new Date() },
+    );
+    const vim = (await remote.getMemory(user)).facts.find((fact) => fact.content === 'Uses vim');
+    expect(await remote.deleteMemoryFact(user, vim?.id as string)).toBe(true);
+    expect(await remote.deleteMemoryFact(user, vim?.id as string)).toBe(false);
+    expect(await remote.deleteMemoryFact('someone-else', crypto.randomUUID())).toBe(false);
+    expect((await embedded.getMemory(user)).facts.map((fact) => fact.content)).toEqual(['Likes tea']);
+  });
+
+  it('lists the threads with a goal as the embedded runtime does', async () => {
+    await remote.setGoal(threadId, { objective: 'write the release notes' });
+    try {
+      const listed = await remote.listGoals({ limit: 100 });
+      expect(listed.find((entry) => entry.thread_id === threadId)).toMatchObject({ goal: { objective: 'write the release notes' } });
+      expect(listed).toEqual(await embedded.listGoals({ limit: 100 }));
+    } finally {
+      await remote.clearGoal(threadId);
+    }
+  });
 });
 
 describe('a gateway that requires a key', () => {

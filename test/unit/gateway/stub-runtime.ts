@@ -16,6 +16,7 @@ import type {
   RunStream,
   SetGoalRequest,
   StreamPart,
+  ThreadGoalInfo,
   ThreadInfo,
 } from '../../../src/runtime/types.js';
 
@@ -51,6 +52,25 @@ export class StubRuntime implements AgentRuntime {
     const count = this.memories.get(userId)?.facts.length ?? 0;
     this.memories.delete(userId);
     return count;
+  }
+
+  async deleteMemoryFact(userId: string, factId: string): Promise<boolean> {
+    this.check();
+    this.calls.push({ method: 'deleteMemoryFact' });
+    const memory = this.memories.get(userId);
+    const kept = memory?.facts.filter((fact) => fact.id !== factId) ?? [];
+    if (!memory || kept.length === memory.facts.length) return false;
+    this.memories.set(userId, { ...memory, facts: kept });
+    return true;
+  }
+
+  async listGoals(options: { ownerUserId?: string; limit: number }): Promise<ThreadGoalInfo[]> {
+    this.check();
+    this.calls.push({ method: 'listGoals' });
+    return [...this.goals]
+      .filter(([threadId]) => options.ownerUserId === undefined || this.threads.get(threadId)?.metadata.owner_user_id === options.ownerUserId)
+      .slice(0, options.limit)
+      .map(([threadId, goal]) => ({ thread_id: threadId, conversation: null, goal }));
   }
 
   async getGoal(threadId: string): Promise<GoalInfo | null> {

@@ -8,6 +8,7 @@ import type {
   RunRequest,
   SetGoalRequest,
   StreamPart,
+  ThreadGoalInfo,
   ThreadInfo,
 } from '../../../src/runtime/types.js';
 
@@ -118,6 +119,12 @@ export class ScriptedRuntime implements AgentRuntime {
   }
   async clearGoal(threadId: string): Promise<boolean> {
     return this.goals.delete(threadId);
+  }
+  async listGoals(): Promise<ThreadGoalInfo[]> {
+    return [...this.goals].map(([threadId, goal]) => ({ thread_id: threadId, conversation: null, goal }));
+  }
+  async deleteMemoryFact(): Promise<boolean> {
+    return false;
   }
   readonly facts = new Map<string, string[]>();
   memoryFails = false;
