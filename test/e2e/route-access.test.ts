@@ -146,6 +146,8 @@ describe('every route under every spelling', () => {
       route.template === '/api/skills/:name' ||
       route.template.startsWith('/api/schedules/') ||
       route.template.startsWith('/api/outbox') ||
+      route.template.startsWith('/api/conversations/') ||
+      route.template === '/api/runs' ||
       route.template === '/metrics' ||
       route.template === '/api/channels/connections/:connection_id',
   );
@@ -156,7 +158,13 @@ describe('every route under every spelling', () => {
       for (const [spelling, target] of Object.entries(spellingsOf(route))) {
         answers[spelling] = (await send(route.method, target, alice, bodyOf(route))).status;
       }
-      const expected = route.template.startsWith('/api/threads/') || route.template.includes(':connection_id') || route.template.startsWith('/api/schedules/') ? 404 : 403;
+      const expected =
+        route.template.startsWith('/api/threads/') ||
+        route.template.startsWith('/api/conversations/') ||
+        route.template.includes(':connection_id') ||
+        route.template.startsWith('/api/schedules/')
+          ? 404
+          : 403;
       expect(answers).toEqual(Object.fromEntries(Object.keys(answers).map((spelling) => [spelling, expected])));
     },
   );

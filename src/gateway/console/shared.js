@@ -26,6 +26,10 @@ export const PAGES = [
   { path: '/console/health', title: 'Health', audience: 'operator' },
   { path: '/', title: 'Users', audience: 'operator' },
   { path: '/', title: 'Connections', audience: 'user' },
+  { path: '/console/conversations', title: 'Conversations', audience: 'all' },
+  { path: '/console/runs', title: 'Runs', audience: 'operator' },
+  { path: '/console/outbox', title: 'Outbox', audience: 'operator' },
+  { path: '/console/audit', title: 'Audit', audience: 'operator' },
   { path: '/chat', title: 'Chat', audience: 'all' },
 ];
 
