@@ -139,6 +139,12 @@ export function table(caption, headers, items, cells) {
   return node;
 }
 
+/** Rows per page for a paged list: `?per_page=` of the page's address when it is 1 to 200, else `fallback`. */
+export function pageSize(fallback) {
+  const asked = Number(new URLSearchParams(window.location.search).get('per_page'));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 200 ? asked : fallback;
+}
+
 export function formatTime(iso) {
   if (iso === null || iso === undefined) return '';
   const date = new Date(iso);

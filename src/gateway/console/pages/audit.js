@@ -4,9 +4,10 @@
  * **Older** reads the next page back, **Newest** returns to the first. User ids are shown by name
  * where `GET /api/users` knows them.
  */
-import { api, button, element, formatTime, startPage, table } from '/console/shared.js';
+import { api, button, element, formatTime, pageSize, startPage, table } from '/console/shared.js';
 
-const PAGE_SIZE = 50;
+/** Rows per page: 50, or `?per_page=` of the page's address (1 to 200). */
+const PAGE_SIZE = pageSize(50);
 
 const TEXT = {
   none: 'Nothing has happened yet: no identity was bound, and no code was refused.',
@@ -20,10 +21,6 @@ const TEXT = {
     code_refused_provider_limit: 'Code refused (platform over its limit)',
   },
 };
-
-function accountOf(event) {
-  return event.workspace_id === null ? event.external_account_id : `${event.external_account_id} (workspace ${event.workspace_id})`;
-}
 
 startPage({
   path: '/console/audit',
@@ -41,12 +38,13 @@ startPage({
       list.replaceChildren(
         answer.events.length === 0
           ? element('p', { text: before === undefined ? TEXT.none : TEXT.noOlder })
-          : table('Connection events, newest first', ['When', 'User', 'Platform', 'Event', 'Account'], answer.events, (event) => [
+          : table('Connection events, newest first', ['When', 'User', 'Platform', 'Event', 'Account', 'Workspace'], answer.events, (event) => [
               formatTime(event.created_at),
               event.user_id === null ? '' : (names.get(event.user_id) ?? event.user_id),
               event.provider,
               TEXT.events[event.event_type] ?? event.event_type,
-              accountOf(event),
+              event.external_account_id,
+              event.workspace_id ?? '',
             ]),
       );
       const controls = [];

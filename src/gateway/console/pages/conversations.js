@@ -4,9 +4,10 @@
  * the list (`GET /api/conversations/:thread_id/transcript`); **Older** reads the next page back,
  * **Newest** returns to the first.
  */
-import { button, element, formatTime, api, say, startPage, table } from '/console/shared.js';
+import { api, button, element, formatTime, pageSize, say, startPage, table } from '/console/shared.js';
 
-const PAGE_SIZE = 25;
+/** Rows per page: 25, or `?per_page=` of the page's address (1 to 200). */
+const PAGE_SIZE = pageSize(25);
 
 const TEXT = {
   none: 'No conversations yet. They appear here once someone writes to the bot.',
