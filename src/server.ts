@@ -16,9 +16,11 @@ import type { Config } from './config/index.js';
 import { createCoordination } from './coordination.js';
 import { type DatabaseHandle, openDatabase } from './db/index.js';
 import { ChannelStateRepo } from './db/repos/channel-state-repo.js';
+import { ConversationListRepo } from './db/repos/conversation-list-repo.js';
 import { ConversationsRepo } from './db/repos/conversations-repo.js';
 import { FollowUpsRepo } from './db/repos/follow-ups-repo.js';
 import { SqlOutboxStore } from './db/repos/outbox-repo.js';
+import { RunListRepo } from './db/repos/run-list-repo.js';
 import { SchedulesRepo } from './db/repos/schedules-repo.js';
 import { ThreadMapRepo } from './db/repos/thread-map-repo.js';
 import { SqlTurnJournal } from './db/repos/turn-journal-repo.js';
@@ -230,6 +232,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     outbox,
+    conversations: new ConversationListRepo(database.db),
+    runs: new RunListRepo(database.db),
     ...(schedules === undefined ? {} : { schedules }),
     auth: {
       authenticator: createAuthenticator({ adminToken: config.auth.admin_token, users }),

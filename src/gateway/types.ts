@@ -5,6 +5,8 @@ import type { McpServerStatus } from '../agent/mcp/servers.js';
 import type { ModelChecks } from '../agent/model-health.js';
 import type { SkillRegistry } from '../agent/skills/index.js';
 import type { Outbox } from '../channel/outbox.js';
+import type { ConversationListRepo } from '../db/repos/conversation-list-repo.js';
+import type { RunListRepo } from '../db/repos/run-list-repo.js';
 import type { UsersRepo } from '../db/repos/users-repo.js';
 import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
@@ -77,6 +79,10 @@ export interface GatewayDeps {
   chatRoutes?: ChannelRoutes[];
   /** Serves `/api/outbox` (the operator's view of undelivered replies) when given. */
   outbox?: Outbox;
+  /** Serves `/api/conversations` (every channel's conversations and their transcripts) when given. */
+  conversations?: ConversationListRepo;
+  /** Serves `/api/runs` (the operator's list of the agent's runs) when given. */
+  runs?: RunListRepo;
   /** Serves `/api/schedules` when given. */
   schedules?: ScheduleBook;
   /** Serves `/api/skills` when given. */

@@ -148,6 +148,8 @@ describe('every route under every spelling', () => {
       route.template === '/api/skills/:name' ||
       route.template.startsWith('/api/schedules/') ||
       route.template.startsWith('/api/outbox') ||
+      route.template.startsWith('/api/conversations/') ||
+      route.template === '/api/runs' ||
       route.template === '/metrics' ||
       route.template === '/api/metrics/history' ||
       route.template === '/api/agents' ||
@@ -162,7 +164,14 @@ describe('every route under every spelling', () => {
       for (const [spelling, target] of Object.entries(spellingsOf(route))) {
         answers[spelling] = (await send(route.method, target, alice, bodyOf(route))).status;
       }
-      const expected = route.template.startsWith('/api/threads/') || route.template.includes(':connection_id') || route.template.startsWith('/api/schedules/') || route.template.includes(':fact_id') ? 404 : 403;
+      const expected =
+        route.template.startsWith('/api/threads/') ||
+        route.template.startsWith('/api/conversations/') ||
+        route.template.includes(':connection_id') ||
+        route.template.startsWith('/api/schedules/') ||
+        route.template.includes(':fact_id')
+          ? 404
+          : 403;
       expect(answers).toEqual(Object.fromEntries(Object.keys(answers).map((spelling) => [spelling, expected])));
     },
   );

@@ -28,6 +28,10 @@ export const PAGES = [
   { path: '/console/agents', title: 'Agents', audience: 'operator' },
   { path: '/', title: 'Users', audience: 'operator' },
   { path: '/', title: 'Connections', audience: 'user' },
+  { path: '/console/conversations', title: 'Conversations', audience: 'all' },
+  { path: '/console/runs', title: 'Runs', audience: 'operator' },
+  { path: '/console/outbox', title: 'Outbox', audience: 'operator' },
+  { path: '/console/audit', title: 'Audit', audience: 'operator' },
   { path: '/chat', title: 'Chat', audience: 'all' },
   { path: '/console/memory', title: 'Memory', audience: 'all' },
   { path: '/console/goals', title: 'Goals', audience: 'all' },
@@ -139,6 +143,12 @@ export function table(caption, headers, items, cells) {
     body.append(row);
   }
   return node;
+}
+
+/** Rows per page for a paged list: `?per_page=` of the page's address when it is 1 to 200, else `fallback`. */
+export function pageSize(fallback) {
+  const asked = Number(new URLSearchParams(window.location.search).get('per_page'));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 200 ? asked : fallback;
 }
 
 export function formatTime(iso) {

@@ -25,6 +25,8 @@ describe('the gateway route inventory', () => {
       accounts: { users: {} as never, connections: {} as never },
       skills: {} as never,
       outbox: {} as never,
+      conversations: {} as never,
+      runs: {} as never,
       schedules: {} as never,
       metrics: { render: async () => ({ contentType: 'text/plain', body: '' }), isPublic: false },
       metricsHistory: { intervalSeconds: 60, since: () => [] },
