@@ -19,23 +19,25 @@ export const TEXT = {
 
 /**
  * Every page, in the order the navigation shows them. `audience` says who sees the link and may
- * open the page: `operator`, `user` (a person with an API key, or anyone when keys are off) or `all`.
+ * open the page: `operator`; `user` (a person with an API key, or anyone when keys are off);
+ * `signed-in` (either: a person sees their own things, the operator everyone's); `anyone`, also
+ * before signing in (the chat signs in by itself).
  * `path` `/` is the sign-in page (`index.html`); `/chat` is the web chat.
  */
 export const PAGES = [
   { path: '/console/health', title: 'Health', audience: 'operator' },
   { path: '/console/charts', title: 'Charts', audience: 'operator' },
-  { path: '/console/agents', title: 'Agents', audience: 'operator' },
-  { path: '/', title: 'Users', audience: 'operator' },
+  { path: '/console/conversations', title: 'Conversations', audience: 'signed-in' },
+  { path: '/chat', title: 'Chat', audience: 'anyone' },
+  { path: '/console/memory', title: 'Memory', audience: 'signed-in' },
+  { path: '/console/goals', title: 'Goals', audience: 'signed-in' },
+  { path: '/console/schedules', title: 'Schedules', audience: 'signed-in' },
   { path: '/', title: 'Connections', audience: 'user' },
-  { path: '/console/conversations', title: 'Conversations', audience: 'all' },
   { path: '/console/runs', title: 'Runs', audience: 'operator' },
   { path: '/console/outbox', title: 'Outbox', audience: 'operator' },
   { path: '/console/audit', title: 'Audit', audience: 'operator' },
-  { path: '/chat', title: 'Chat', audience: 'all' },
-  { path: '/console/memory', title: 'Memory', audience: 'all' },
-  { path: '/console/goals', title: 'Goals', audience: 'all' },
-  { path: '/console/schedules', title: 'Schedules', audience: 'all' },
+  { path: '/', title: 'Users', audience: 'operator' },
+  { path: '/console/agents', title: 'Agents', audience: 'operator' },
   { path: '/console/skills', title: 'Skills', audience: 'operator' },
 ];
 
@@ -159,9 +161,9 @@ export function formatTime(iso) {
 
 /** Whether `page` is for whoever `me` (the `/api/me` answer; null before sign-in) is. */
 function isFor(page, me) {
-  if (me === null) return page.audience === 'all';
+  if (me === null) return page.audience === 'anyone';
   // A server without keys (\`open\`) has no operator or person to tell apart: every page is for whoever can reach it.
-  if (page.audience === 'all' || me.open === true) return true;
+  if (page.audience === 'anyone' || page.audience === 'signed-in' || me.open === true) return true;
   return page.audience === 'operator' ? me.is_operator : !me.is_operator;
 }
 
