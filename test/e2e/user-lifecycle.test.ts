@@ -88,6 +88,9 @@ describe('disable and enable', () => {
       ['POST', '/api/channels/telegram/connect', undefined],
       ['POST', '/api/threads', {}],
       ['GET', '/api/memory', undefined],
+      ['GET', '/api/chat/web/conversations', undefined],
+      ['POST', '/api/chat/web/conversations', {}],
+      ['GET', '/api/no-such-route', undefined],
     ] as const) {
       expect({ path, ...(await api(method, path, eve.key, body)) }).toEqual({ path, status: 403, body: DISABLED });
     }
@@ -99,6 +102,7 @@ describe('disable and enable', () => {
     expect(enabled.body?.user).toMatchObject({ disabled: false, can_use_shell: true });
     expect(await api('GET', '/api/me', eve.key)).toMatchObject({ status: 200, body: { user: { name: 'eve', disabled: false }, is_operator: false } });
     expect((await api('POST', '/api/threads', eve.key, {})).status).toBe(200);
+    expect((await api('GET', '/api/chat/web/conversations', eve.key)).status).toBe(200);
   });
 
   it('answers a bad body with 400 and a message, and an unknown user with 404, changing nothing', async () => {
