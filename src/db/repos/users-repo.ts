@@ -1,8 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { ConflictError } from '../../errors.js';
 import { type Database, sqlState, UNIQUE_VIOLATION } from '../index.js';
-import { channelConnectionEvents, channelConnections, users } from '../schema/index.js';
+import { channelConnectionEvents, channelConnections, schedules, users } from '../schema/index.js';
 
 /** A person with a server account; their id is also their storage user id. */
 export interface UserRecord {
@@ -126,9 +126,11 @@ export class UsersRepo {
 
   /**
    * Deletes the account in one transaction: records `unbound` for each of its live bindings and
-   * one `user_deleted` event in the connection audit, then removes the user, whose bindings,
-   * pending connect codes and conversation mappings go with it (foreign keys cascade). Threads
-   * and their checkpoints stay, owned by an id no key names any more. False for an unknown id.
+   * one `user_deleted` event in the connection audit, cancels their live schedules (which would
+   * otherwise go on answering into their old chats from their threads), then removes the user,
+   * whose bindings, pending connect codes, conversation mappings and web chat conversations go
+   * with it (foreign keys cascade). Threads and their checkpoints stay, owned by an id no key
+   * names any more. False for an unknown id.
    */
   async delete(id: string): Promise<boolean> {
     if (!isUuid(id)) return false;
@@ -157,6 +159,10 @@ export class UsersRepo {
       await tx
         .insert(channelConnectionEvents)
         .values({ id: randomUUID(), kind: 'user_deleted', provider: '', externalAccountId: '', userId: id, createdAt: sql`clock_timestamp()` });
+      await tx
+        .update(schedules)
+        .set({ state: 'cancelled', nextRunAt: null, updatedAt: sql`now()` })
+        .where(and(eq(schedules.ownerUserId, id), inArray(schedules.state, ['active', 'paused'])));
       await tx.delete(users).where(eq(users.id, id));
       return true;
     });

@@ -121,8 +121,26 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
       await connections.bind({ ownerUserId: owner, identity: mine });
       await connections.bind({ ownerUserId: other, identity: theirs });
       const { code } = await codes.mint({ ownerUserId: owner, provider: 'telegram', ttlMs: TTL_MS, maxPending: 5, now: new Date() });
+      const schedule = (ownerUserId: string) => ({
+        id: randomUUID().slice(0, 8),
+        ownerUserId,
+        channel: 'telegram',
+        chatId: mine.externalAccountId,
+        origin: {},
+        threadId: randomUUID(),
+        task: 'report',
+        spec: { every: 'day' },
+        nextRunAt: new Date(Date.now() + 60_000),
+      });
+      const [hers, others] = [schedule(owner), schedule(other)];
+      await database.db.insert(schema.schedules).values([hers, others]);
 
       expect(await users.delete(owner)).toBe(true);
+      const states = await database.db.select().from(schema.schedules).where(sql`${schema.schedules.id} in (${hers.id}, ${others.id})`);
+      expect(Object.fromEntries(states.map((row) => [row.ownerUserId, [row.state, row.nextRunAt]]))).toEqual({
+        [owner]: ['cancelled', null],
+        [other]: ['active', others.nextRunAt],
+      });
       expect(await users.get(owner)).toBeUndefined();
       expect(await connections.findActive(mine)).toBeUndefined();
       expect(await connections.listForOwner(owner)).toEqual([]);
