@@ -189,14 +189,8 @@ function userRow(user) {
   const row = element('tr');
   const status = element('td', { text: user.disabled ? TEXT.disabled : TEXT.active, className: 'user-status' });
   status.dataset.disabled = String(user.disabled === true);
-  row.append(
-    element('td', { text: user.name }),
-    element('td', { text: user.id }),
-    element('td', { text: formatTime(user.created_at) }),
-    status,
-    shellCell(user, row),
-    actionsCell(user, row),
-  );
+  const texts = [user.name, user.id, formatTime(user.created_at)].map((text) => element('td', { text }));
+  row.append(...texts, status, shellCell(user, row), actionsCell(user, row));
   return row;
 }
 
@@ -229,35 +223,26 @@ function actionsCell(user, row) {
     patchUser(user, { disabled: !isDisabled }, row, { hadFocus, action: 'toggle', done: (u) => (u.disabled ? TEXT.disabledUser(u.name) : TEXT.enabledUser(u.name)) }),
   );
   const rotate = rowButton(TEXT.rotateKey, TEXT.rotateKeyFor(user.name), 'rotate');
-  onPress(rotate, () => rotateKey(user));
+  onPress(rotate, async () => {
+    const { user: updated, api_key: apiKey } = await api(`/api/users/${encodeURIComponent(user.id)}/rotate-key`, { method: 'POST' });
+    showNewKey(updated.name, apiKey);
+    say(TEXT.rotatedKey(updated.name));
+  });
   const remove = rowButton(TEXT.deleteLabel, TEXT.deleteUser(user.name), 'delete');
-  let isArmed = false;
-  const disarm = () => {
-    isArmed = false;
-    remove.textContent = TEXT.deleteLabel;
-    remove.setAttribute('aria-label', TEXT.deleteUser(user.name));
-    remove.classList.remove('danger');
+  const arm = (isArmed) => {
+    remove.textContent = isArmed ? TEXT.confirmDelete(user.name) : TEXT.deleteLabel;
+    remove.setAttribute('aria-label', isArmed ? TEXT.confirmDelete(user.name) : TEXT.deleteUser(user.name));
+    remove.classList.toggle('danger', isArmed);
   };
   remove.addEventListener('click', () => {
-    if (isArmed) return void whileBusy(remove, () => deleteUser(user, row));
-    isArmed = true;
-    remove.textContent = TEXT.confirmDelete(user.name);
-    remove.setAttribute('aria-label', TEXT.confirmDelete(user.name));
-    remove.classList.add('danger');
+    if (remove.classList.contains('danger')) return void whileBusy(remove, () => deleteUser(user, row));
+    arm(true);
     say(`Press "${TEXT.confirmDelete(user.name)}" to delete ${user.name}; this cannot be undone.`);
   });
-  // Leaving the button (Tab, a click elsewhere) takes the first press back.
-  remove.addEventListener('blur', () => {
-    if (isArmed && !remove.disabled) disarm();
-  });
+  // Leaving the button (Tab, a click elsewhere) takes the first press back; not while it is busy deleting.
+  remove.addEventListener('blur', () => !remove.disabled && arm(false));
   cell.append(toggle, rotate, remove);
   return cell;
-}
-
-async function rotateKey(user) {
-  const { user: updated, api_key: apiKey } = await api(`/api/users/${encodeURIComponent(user.id)}/rotate-key`, { method: 'POST' });
-  showNewKey(updated.name, apiKey);
-  say(TEXT.rotatedKey(updated.name));
 }
 
 /** Removes the row once the server answered; a shown key of that user goes with it. */
