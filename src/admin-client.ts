@@ -61,11 +61,12 @@ export class AdminClient implements AccountAdmin {
   }
 
   /**
-   * `GET /health`: whether the server answers 200, and the report it gives either way.
+   * `GET /health`: whether the server answers 200, and the report it gives either way;
+   * `checkModels`: the models are checked afresh first (`?check=models`).
    * Rejects like {@link call} when no server answers.
    */
-  async health(): Promise<{ isHealthy: boolean; report: unknown }> {
-    const response = await this.request('/health', {});
+  async health(options: { checkModels?: boolean } = {}): Promise<{ isHealthy: boolean; report: unknown }> {
+    const response = await this.request(options.checkModels === true ? '/health?check=models' : '/health', {});
     return { isHealthy: response.status === 200, report: await response.json().catch(() => null) };
   }
 

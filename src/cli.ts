@@ -25,7 +25,8 @@ commands:
 ${USER_COMMANDS}
   outbox list [pending]          replies not delivered: dead letters (default) or those waiting to be retried
   outbox retry <id|all>          send dead letters again, with a fresh deadline
-  health                         print the running server's /health; exit 0 when it answers 200
+  health [--check-models]        print the running server's /health (and each model's check on stderr); exit 0
+                                 when it answers 200. --check-models: check the models afresh first
 
 user commands work on the database the config names; while an embedded server holds its data
 dir they ask that server instead. outbox and health always ask the running server. The server is at
@@ -66,6 +67,7 @@ async function cli(): Promise<number> {
       config: { type: 'string', short: 'c' },
       url: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      'check-models': { type: 'boolean' },
       yes: { type: 'boolean' },
     },
     allowPositionals: true,
@@ -75,7 +77,8 @@ async function cli(): Promise<number> {
     return 0;
   }
   const command = parseCommand(positionals);
-  if (command === undefined || (command.noun === 'outbox' && !isOutboxArgument(command.verb, command.argument))) {
+  const isMisplacedFlag = values['check-models'] === true && command?.noun !== 'health';
+  if (command === undefined || isMisplacedFlag || (command.noun === 'outbox' && !isOutboxArgument(command.verb, command.argument))) {
     process.stderr.write(`${positionals[0] === 'user' ? USER_USAGE : USAGE}\n`);
     return 2;
   }
@@ -88,7 +91,7 @@ async function cli(): Promise<number> {
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
   const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
   const server = new AdminClient({ url: values.url ?? `http://${host}:${config.server.port}`, token: config.auth.admin_token });
-  if (noun === 'health') return healthCommand(server);
+  if (noun === 'health') return healthCommand(server, values['check-models'] === true);
   if (noun === 'outbox') return outboxCommand(verb, argument, server);
   // Only now: a usage or config error answers before the database is loaded.
   const [{ openDatabase }, { UsersRepo }] = await Promise.all([import('./db/index.js'), import('./db/repos/users-repo.js')]);
@@ -153,10 +156,18 @@ async function userCommand(verb: string, argument: string, users: AccountAdmin):
   }
 }
 
-/** `health`: what the container image's HEALTHCHECK runs, so it finds the server wherever the config puts it. */
-async function healthCommand(server: AdminClient): Promise<number> {
-  const { isHealthy, report } = await server.health();
+/**
+ * `health`: what the container image's HEALTHCHECK runs, so it finds the server wherever the
+ * config puts it. stdout is the report as JSON; each model's check follows on stderr for a person
+ * (a failing model does not change the exit code: the server runs without it).
+ */
+async function healthCommand(server: AdminClient, isModelCheckForced: boolean): Promise<number> {
+  const { isHealthy, report } = await server.health({ checkModels: isModelCheckForced });
   process.stdout.write(`${JSON.stringify(report)}\n`);
+  const checks = (report as { model?: { checks?: Record<string, { status: string; detail: string; checked_at: string | null }> } } | null)?.model?.checks ?? {};
+  for (const [name, { status, detail, checked_at: checkedAt }] of Object.entries(checks)) {
+    process.stderr.write(`model ${name}: ${status}, ${detail}${checkedAt === null ? '' : ` (checked ${checkedAt})`}\n`);
+  }
   return isHealthy ? 0 : 1;
 }
 

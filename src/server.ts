@@ -1,7 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ChannelConnections } from './accounts/connections.js';
+import { listAgentOverviews } from './agent/agent-overview.js';
 import { AgentCatalog } from './agent/catalog.js';
+import { type ModelChecks, ModelHealth } from './agent/model-health.js';
 import { DEFAULT_AGENT_NAME } from './agent/prompt.js';
 import type { SandboxIsolation } from './agent/sandbox/bubblewrap.js';
 import { type AgentServices, createAgentServices } from './agent/services.js';
@@ -31,6 +33,7 @@ import type { Logger } from './logger.js';
 import { ChannelManager } from './manager/channel-manager.js';
 import { ThreadResolver } from './manager/threads.js';
 import { ServerMetrics } from './metrics.js';
+import { MetricsHistory } from './metrics-history.js';
 import { DEFAULT_AGENTS_DIR, DEFAULT_SKILLS_DIR, PACKAGE_ROOT } from './paths.js';
 import { createEmbeddedRuntime } from './runtime/embedded/index.js';
 import type { AgentRuntime } from './runtime/types.js';
@@ -124,6 +127,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     channels: () => [...adapters.values()].map((adapter) => [adapter.name, starter.status(adapter)]),
     outbox: (): Promise<OutboxCounts> => outbox.counts(),
   });
+  // The console's charts: samples of the counters above, in memory (lost on restart).
+  const metricsHistory = new MetricsHistory({
+    registry: metrics.registry,
+    intervalMs: config.metrics.history_interval_seconds * 1000,
+    onError: (error) => logger.warn({ err: describeError(error) }, 'a metrics history sample failed'),
+  });
   const journal = new SqlTurnJournal(database.db);
   // Every process sends what is due: egress runs everywhere, also where a channel's ingress is on standby.
   const outbox = new Outbox({
@@ -199,13 +208,25 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // After the resumed turns: an occurrence a crash left in the journal is refused there as taken.
   scheduler?.start();
   outbox.start();
+  metricsHistory.start();
   const housekeeping = startHousekeeping(deliveries, outbox, logger);
+  // A remote agent's models are its server's: its own /health checks them.
+  const modelHealth = new ModelHealth({ models: remoteAgent === undefined ? config.models : [] });
 
   const app = await buildApp({
     runtime,
-    health: () =>
-      reportHealth(database, { bus, kind: coordination.kind }, { runtime, remoteHost: remoteAgent?.host }, [...adapters.values()].map((a) => [a.name, starter.status(a)]), agent, outbox),
+    health: (request) =>
+      reportHealth(
+        database,
+        { bus, kind: coordination.kind },
+        { runtime, remoteHost: remoteAgent?.host, modelHealth, checkModels: request?.checkModels === true },
+        [...adapters.values()].map((a) => [a.name, starter.status(a)]),
+        agent,
+        outbox,
+      ),
     metrics: { render: () => metrics.render(), isPublic: config.server.metrics_public },
+    metricsHistory: { intervalSeconds: config.metrics.history_interval_seconds, since: (windowMs) => metricsHistory.since(windowMs) },
+    agents: { list: () => listAgentOverviews(agentsDir, join(DEFAULT_AGENTS_DIR, DEFAULT_AGENT_NAME, 'SOUL.md')) },
     logger: logger.child({ component: 'gateway' }),
     skills: agent.skills,
     outbox,
@@ -230,6 +251,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       // an adapter also aborts its start if one is under way (a platform that is down holds one
       // for up to 30 s); one whose start won that race is stopped again once the start ended.
       const attemptsEnded = starter.stop();
+      modelHealth.close();
       await Promise.allSettled([...adapters.values()].map((a) => a.stop()));
       await attemptsEnded;
       await Promise.allSettled([...adapters.values()].filter((a) => a.status().running).map((a) => a.stop()));
@@ -237,6 +259,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await scheduler?.stop();
       await coordination.close();
       clearInterval(housekeeping);
+      metricsHistory.stop();
       manager.stop();
       logger.info(await bus.stop(config.channels.shutdown_grace_period_seconds * 1000), 'inbound work settled');
       // After the workers: a final they could not deliver is kept for the next start.
@@ -270,6 +293,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   void starter.startAll([...adapters.values()]);
   // Likewise the MCP servers: a run waits for a server's first attempt, /health shows each one.
   agent.mcp.start();
+  // And the models: /health says `pending` until this first check ends, and is never held by it.
+  void modelHealth.check().then((checks) => warnAboutFailingModels(logger, checks));
   return { url, stop };
 }
 
@@ -284,6 +309,15 @@ function logNextSteps(logger: Logger, url: string, state: { hasChat: boolean; ha
   else logger.info({ console: `${url}/` }, `the console is at ${url}/`);
   if (!state.hasModel) {
     logger.warn('no model is configured, so the agent cannot answer yet: name one under `models:` in config.yaml (docs/configuration.md)');
+  }
+}
+
+/** One warn line per model whose check failed; `detail` names the route asked and the answer, never the key. */
+function warnAboutFailingModels(logger: Logger, checks: ModelChecks): void {
+  for (const [name, { status, detail }] of Object.entries(checks)) {
+    // `unverified`: reachable with the key accepted; only the model's presence is unknown.
+    if (status === 'ok' || status === 'pending' || status === 'unverified') continue;
+    logger.warn({ model: name, status, detail }, `model ${name} failed its check (${status}): the server runs, but runs on it may fail; /health shows it`);
   }
 }
 
@@ -427,7 +461,7 @@ function startHousekeeping(deliveries: WebhookDeliveriesRepo, outbox: Outbox, lo
 async function reportHealth(
   database: DatabaseHandle,
   queue: { bus: InboundBus; kind: HealthReport['bus']['kind'] },
-  agentRuntime: { runtime: AgentRuntime; remoteHost: string | undefined },
+  agentRuntime: { runtime: AgentRuntime; remoteHost: string | undefined; modelHealth: ModelHealth; checkModels: boolean },
   channels: [string, ChannelStatus][],
   agent: Pick<AgentServices, 'sandboxIsolation' | 'mcp'>,
   outbox: Outbox,
@@ -436,7 +470,14 @@ async function reportHealth(
   let databaseStatus: HealthReport['database'] = { ok: true, kind: database.kind };
   let busStatus: HealthReport['bus'] = { ok: true, kind: queue.kind };
   let outboxCounts: HealthReport['outbox'];
+  const { modelHealth } = agentRuntime;
+  let modelChecks = modelHealth.status();
   await Promise.all([
+    agentRuntime.checkModels
+      ? modelHealth.check().then((checks) => {
+          modelChecks = checks;
+        })
+      : undefined,
     outbox.counts().then(
       (counts) => {
         outboxCounts = counts;
@@ -458,7 +499,8 @@ async function reportHealth(
     database: databaseStatus,
     bus: busStatus,
     channels: Object.fromEntries(channels),
-    model: { configured: models.length > 0, models },
+    // A failing model is shown, not counted against `ok`: the server runs without it.
+    model: { configured: models.length > 0, models, checks: modelChecks },
     // A remote agent's shell is the agent server's: its own /health tells.
     ...(remoteHost === undefined
       ? { runtime: { kind: 'embedded' as const }, sandbox: { isolation: sandbox.kind, isExplicit: sandbox.isExplicit, ...(sandbox.reason === undefined ? {} : { reason: sandbox.reason }) } }

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -33,19 +34,44 @@ export interface AgentSettings {
   mcpTools?: readonly string[];
 }
 
+/** The last settings read from each file, with the file's identity then: edits are seen at the next run. */
+const settingsCache = new Map<string, { stamp: string; settings: AgentSettings }>();
+
 /**
  * Reads what a run of agent `name` needs from `<agentsDir>/<name>/config.yaml`. A missing file
  * or key means no override. `name` must already be a valid agent name (letters, digits, hyphens).
+ * Every run asks, so an edit takes effect at the next run; the file is read again only when its
+ * size or times changed (a run paid about a millisecond reading it, most often to learn it is missing).
  *
  * @throws ConfigError naming the file (relative to the agents folder) and key when the file is
  *   not valid YAML or a block is invalid: a run must not fall back to the network or the tools
  *   the agent was configured without.
  */
 export async function loadAgentSettings(agentsDir: string, name: string): Promise<AgentSettings> {
-  const file = `agents/${name}/config.yaml`;
+  const path = join(agentsDir, name, 'config.yaml');
+  const stamp = fileStamp(path);
+  const cached = settingsCache.get(path);
+  if (stamp !== undefined && cached?.stamp === stamp) return cached.settings;
+  const settings = await readAgentSettings(path, `agents/${name}/config.yaml`);
+  if (stamp !== undefined) settingsCache.set(path, { stamp, settings });
+  return settings;
+}
+
+/** The file's identity and version (`missing` when absent); undefined when it cannot be told, so it is read. */
+function fileStamp(path: string): string | undefined {
+  try {
+    // A stat that does not throw for a missing file: a small fraction of the open, read and parse it saves.
+    const stats = statSync(path, { throwIfNoEntry: false });
+    return stats === undefined ? 'missing' : `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readAgentSettings(path: string, file: string): Promise<AgentSettings> {
   let text: string;
   try {
-    text = await readFile(join(agentsDir, name, 'config.yaml'), 'utf8');
+    text = await readFile(path, 'utf8');
   } catch (error) {
     if (isFsError(error, 'ENOENT') || isFsError(error, 'ENOTDIR')) return { sandbox: {} };
     throw new ConfigError([`${file}: cannot be read`], { cause: error });

@@ -13,6 +13,7 @@ import type { ChannelDefinition } from '../channel/types.js';
 import { databaseConfigSchema } from '../db/config.js';
 import { serverConfigSchema } from '../gateway/config.js';
 import { conversationConfigShape } from '../manager/config.js';
+import { metricsConfigSchema } from '../metrics-history.js';
 import { runtimeConfigSchema } from '../runtime/config.js';
 import { schedulesConfigSchema } from '../schedules/config.js';
 
@@ -59,6 +60,7 @@ export function buildConfigSchema(platforms: readonly ChannelDefinition[]) {
           .describe('json: one JSON object a line (for log collectors); pretty: coloured lines for people; auto: pretty on a terminal, else json.'),
       })
       .prefault({}),
+    metrics: metricsConfigSchema,
     runtime: runtimeConfigSchema,
     models: modelsConfigSchema,
     sandbox: sandboxConfigSchema,

@@ -4,12 +4,13 @@ import { authenticateRequest } from './auth.js';
 import { canonicalUrl } from './canonical-url.js';
 import { handleError, handleNotFound } from './error-handler.js';
 import { accountRoutes } from './routes/accounts.js';
+import { agentRoutes } from './routes/agents.js';
 import { consoleRoutes } from './routes/console.js';
 import { goalRoutes } from './routes/goals.js';
 import { healthRoutes } from './routes/health.js';
 import { langGraphRoutes } from './routes/langgraph/index.js';
 import { memoryRoutes } from './routes/memory.js';
-import { metricsRoutes } from './routes/metrics.js';
+import { metricsHistoryRoutes, metricsRoutes } from './routes/metrics.js';
 import { modelRoutes } from './routes/models.js';
 import { outboxRoutes } from './routes/outbox.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -43,7 +44,7 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024;
  * Builds the HTTP gateway; it never listens (`src/main.ts` does) and closes none of `deps`.
  *
  * Routes: `GET /health`, `GET /api/models`, the LangGraph API subset under `/api/threads`, a
- * thread's goal (`/api/threads/:id/goal`), `/api/memory`, `/api/skills` (when given), and
+ * thread's goal (`/api/threads/:id/goal`), `/api/memory`, `/api/skills`, `/api/metrics/history` and `/api/agents` (when given), and
  * each channel's webhooks under `/api/webhooks/<name>` and its routes for people (the web chat)
  * under `/api/chat/<name>`. Deny by default: with `deps.auth`, only
  * routes declared public (`PUBLIC_ROUTE`, every webhook) answer without a key, under any spelling
@@ -79,6 +80,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(consoleRoutes);
   await app.register(healthRoutes, { health: deps.health });
   if (deps.metrics) await app.register(metricsRoutes, deps.metrics);
+  if (deps.metricsHistory) await app.register(metricsHistoryRoutes, { prefix: '/api', history: deps.metricsHistory });
+  if (deps.agents) await app.register(agentRoutes, { prefix: '/api', list: deps.agents.list });
   await app.register(modelRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(langGraphRoutes, { prefix: '/api', runtime: deps.runtime });
   await app.register(goalRoutes, { prefix: '/api', runtime: deps.runtime });

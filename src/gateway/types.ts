@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ChannelConnections } from '../accounts/connections.js';
+import type { AgentOverview } from '../agent/agent-overview.js';
 import type { McpServerStatus } from '../agent/mcp/servers.js';
+import type { ModelChecks } from '../agent/model-health.js';
 import type { SkillRegistry } from '../agent/skills/index.js';
 import type { Outbox } from '../channel/outbox.js';
 import type { UsersRepo } from '../db/repos/users-repo.js';
@@ -8,6 +10,7 @@ import type { Logger } from '../logger.js';
 import type { AgentRuntime } from '../runtime/types.js';
 import type { ScheduleBook } from '../schedules/book.js';
 import type { Authenticator } from './auth.js';
+import type { MetricsHistorySource } from './routes/metrics.js';
 
 /** What `GET /health` reports; `ok` is false when the database is down. */
 export interface HealthReport {
@@ -17,7 +20,12 @@ export interface HealthReport {
   bus: { ok: boolean; kind: 'in-process' | 'redis'; error?: string };
   /** Keyed by channel name (`telegram`, `slack`, ...); `reason` says why one is not running. */
   channels: Record<string, { running: boolean; standby?: boolean; reason?: string }>;
-  model: { configured: boolean; models: string[] };
+  /**
+   * The models people can pick, and how each configured model answered its last check (the
+   * server always reports `checks`; `{}` with a remote agent, whose models are its own). A failing
+   * model does not make `ok` false: the server runs, and the check says what is wrong.
+   */
+  model: { configured: boolean; models: string[]; checks?: ModelChecks };
   /** Where the agent runs: in this process, or on the agent server at `host` (`runtime.url`). Absent when the process reports none. */
   runtime?: { kind: 'embedded' } | { kind: 'remote'; host: string };
   /**
@@ -51,10 +59,17 @@ export interface ChannelRoutes {
 /** Everything the HTTP gateway needs; `buildApp` owns none of it and closes none of it. */
 export interface GatewayDeps {
   runtime: AgentRuntime;
-  /** Called per `GET /health`; should be cheap (a database ping, flags already in memory). */
-  health: () => Promise<HealthReport>;
+  /**
+   * Called per `GET /health`; should be cheap (a database ping, flags already in memory).
+   * `checkModels` (from `?check=models`): check the models first (shared, at most once per 10 s).
+   */
+  health: (options?: { checkModels?: boolean }) => Promise<HealthReport>;
   /** Serves `GET /metrics` (Prometheus) when given; public only when `isPublic`, else it needs a key like the API. */
   metrics?: { render: () => Promise<{ contentType: string; body: string }>; isPublic: boolean };
+  /** Serves `GET /api/metrics/history` (the console's charts; operator only) when given. */
+  metricsHistory?: MetricsHistorySource;
+  /** Serves `GET /api/agents` (the agents folder as the operator sees it) when given. */
+  agents?: { list: () => Promise<AgentOverview[]> };
   /** Fastify logs through it (request ids included as `reqId`). */
   logger: Logger;
   channelRoutes?: ChannelRoutes[];

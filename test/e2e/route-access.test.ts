@@ -147,6 +147,8 @@ describe('every route under every spelling', () => {
       route.template.startsWith('/api/schedules/') ||
       route.template.startsWith('/api/outbox') ||
       route.template === '/metrics' ||
+      route.template === '/api/metrics/history' ||
+      route.template === '/api/agents' ||
       route.template === '/api/channels/connections/:connection_id',
   );
   it.each(asAlice.map((route) => [`${route.method} ${route.template}`, route] as const))(

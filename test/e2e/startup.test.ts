@@ -21,7 +21,7 @@ describe('starting the server', () => {
       bus: { ok: true, kind: 'in-process' },
       // The web chat runs on every server unless turned off: it needs no platform.
       channels: { web: { running: true } },
-      model: { configured: false, models: [] },
+      model: { configured: false, models: [], checks: {} },
       runtime: { kind: 'embedded' },
       // sandbox.isolation: auto, on a machine with bubblewrap (CI installs it).
       sandbox: { isolation: 'bubblewrap', isExplicit: false },

@@ -24,6 +24,8 @@ export const TEXT = {
  */
 export const PAGES = [
   { path: '/console/health', title: 'Health', audience: 'operator' },
+  { path: '/console/charts', title: 'Charts', audience: 'operator' },
+  { path: '/console/agents', title: 'Agents', audience: 'operator' },
   { path: '/', title: 'Users', audience: 'operator' },
   { path: '/', title: 'Connections', audience: 'user' },
   { path: '/chat', title: 'Chat', audience: 'all' },

@@ -59,8 +59,13 @@ export type FakeResponder = (request: FakeChatRequest) => FakeReply | Promise<Fa
 export interface FakeOpenAIOptions {
   /** When set, any other bearer key gets 401 `invalid_api_key`. A bearer key is always required. */
   apiKey?: string;
-  /** Ids listed by `GET /v1/models`. Default `['gpt-4o-mini']`. */
+  /** Ids `GET /v1/models` lists and `GET /v1/models/:id` knows. Default `['gpt-4o-mini']`. */
   models?: string[];
+  /**
+   * Which model routes exist, as OpenAI-compatible servers differ: `all` (default, as OpenAI),
+   * `list-only` (`GET /v1/models/:id` answers 404 `unknown_url`, as many servers do), or `none`.
+   */
+  modelRoutes?: 'all' | 'list-only' | 'none';
 }
 
 type Delta = Record<string, unknown>;
@@ -162,11 +167,14 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 export class FakeOpenAI {
   /** Every chat-completion request that passed auth, in arrival order. */
   readonly requests: FakeChatRequest[] = [];
+  /** Every request for `GET /v1/models` or `GET /v1/models/:id`, as `GET /v1/models[/<id>]`, authorised or not, in arrival order. */
+  readonly modelRequests: string[] = [];
   /** Answers when the queue is empty. Default {@link echoResponder}. */
   respond: FakeResponder = echoResponder;
 
   private readonly queue: FakeReply[] = [];
   private readonly waiters = new Set<() => void>();
+  private modelRoutesHeld: Promise<void> | undefined;
   private readonly server: Server;
   private readonly options: FakeOpenAIOptions;
   private toolCallCount = 0;
@@ -231,7 +239,50 @@ export class FakeOpenAI {
     });
   }
 
+  /**
+   * Holds every model-route request (`GET /v1/models[/<id>]`) unanswered until the returned
+   * function is called, so a test can see what arrives while a check is under way.
+   */
+  holdModelRoutes(): () => void {
+    let release = () => {};
+    this.modelRoutesHeld = new Promise<void>((resolve) => {
+      release = () => {
+        this.modelRoutesHeld = undefined;
+        resolve();
+      };
+    });
+    return release;
+  }
+
+  /**
+   * Resolves with `modelRequests` once at least `count` have arrived.
+   * @throws Error after `timeoutMs` (default 2000) stretched by the machine's load.
+   */
+  waitForModelRequests(count: number, timeoutMs = 2000): Promise<string[]> {
+    if (this.modelRequests.length >= count) return Promise.resolve(this.modelRequests);
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.modelRequests.length < count) return;
+        timer.cancel();
+        this.waiters.delete(check);
+        resolve(this.modelRequests);
+      };
+      const timer = startLoadScaledTimer(timeoutMs, (waitedMs) => {
+        this.waiters.delete(check);
+        reject(new Error(`FakeOpenAI: expected ${count} model requests within ${waitedMs} ms, got ${this.modelRequests.length}`));
+      });
+      this.waiters.add(check);
+    });
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = req.url?.split('?')[0] ?? '';
+    const isModelRoute = req.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'));
+    if (isModelRoute) {
+      this.modelRequests.push(`GET ${decodeURIComponent(path)}`);
+      for (const waiter of [...this.waiters]) waiter();
+      await this.modelRoutesHeld;
+    }
     const auth = req.headers.authorization;
     if (!auth?.startsWith('Bearer ')) {
       return sendJson(res, 401, errorBody('Missing bearer API key.', 'invalid_request_error', null));
@@ -243,13 +294,26 @@ export class FakeOpenAI {
       const message = `Incorrect API key provided: ${masked}. You can find your API key at https://platform.openai.com/account/api-keys.`;
       return sendJson(res, 401, errorBody(message, 'invalid_request_error', 'invalid_api_key'));
     }
-    const path = req.url?.split('?')[0];
-    if (req.method === 'GET' && path === '/v1/models') {
-      const data = (this.options.models ?? ['gpt-4o-mini']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake-openai' }));
-      return sendJson(res, 200, { object: 'list', data });
+    if (isModelRoute) {
+      const { status, body } = this.modelsAnswer(path);
+      return sendJson(res, status, body);
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') return this.complete(req, res);
     sendJson(res, 404, errorBody(`Unknown route ${req.method} ${path}`, 'invalid_request_error', 'unknown_url'));
+  }
+
+  /** `GET /v1/models[/<id>]`, as far as `modelRoutes` has them: the answer's status and body. */
+  private modelsAnswer(path: string): { status: number; body: unknown } {
+    const routes = this.options.modelRoutes ?? 'all';
+    const known = this.options.models ?? ['gpt-4o-mini'];
+    const describe = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'fake-openai' });
+    if (path === '/v1/models' && routes !== 'none') return { status: 200, body: { object: 'list', data: known.map(describe) } };
+    if (path !== '/v1/models' && routes === 'all') {
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      if (known.includes(id)) return { status: 200, body: describe(id) };
+      return { status: 404, body: errorBody(`The model '${id}' does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found') };
+    }
+    return { status: 404, body: errorBody(`Unknown route GET ${path}`, 'invalid_request_error', 'unknown_url') };
   }
 
   private async complete(req: IncomingMessage, res: ServerResponse): Promise<void> {

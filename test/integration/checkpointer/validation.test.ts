@@ -8,24 +8,46 @@ import {
   deltaChannelHistoryTests,
   validate,
 } from '@langchain/langgraph-checkpoint-validation';
+import { sql } from 'drizzle-orm';
+import { afterAll } from 'vitest';
 import type { DatabaseHandle } from '../../../src/db/index.js';
 import { DrizzleCheckpointSaver } from '../../../src/runtime/embedded/checkpointer.js';
 import { openTestDatabase, type TestDatabaseKind, testDatabaseKinds } from '../../helpers/database.js';
 
+/**
+ * The suite expects every saver to start empty. Its ~700 cases per kind each used to get a database
+ * of their own, which made this the longest file of `npm test` by minutes; now a saver gets the
+ * kind's one database with the checkpoint tables emptied, and only a saver made while another is
+ * still open gets a database of its own.
+ */
 function initializer(kind: TestDatabaseKind): CheckpointSaverTestInitializer<DrizzleCheckpointSaver> {
-  const databases = new Map<DrizzleCheckpointSaver, DatabaseHandle>();
+  let shared: DatabaseHandle | undefined;
+  let sharedSaver: DrizzleCheckpointSaver | undefined;
+  const ownDatabases = new Map<DrizzleCheckpointSaver, DatabaseHandle>();
+  afterAll(async () => {
+    await shared?.close();
+  });
   return {
     checkpointerName: `DrizzleCheckpointSaver (${kind})`,
-    // The suite expects every saver to start empty: each gets a database of its own.
     async createCheckpointer() {
-      const database = await openTestDatabase(kind);
-      const saver = new DrizzleCheckpointSaver(database.db);
-      databases.set(saver, database);
-      return saver;
+      if (sharedSaver !== undefined) {
+        const database = await openTestDatabase(kind);
+        const saver = new DrizzleCheckpointSaver(database.db);
+        ownDatabases.set(saver, database);
+        return saver;
+      }
+      shared ??= await openTestDatabase(kind);
+      await shared.db.execute(sql`truncate checkpoint_writes, checkpoint_blobs, checkpoints`);
+      sharedSaver = new DrizzleCheckpointSaver(shared.db);
+      return sharedSaver;
     },
     async destroyCheckpointer(saver) {
-      await databases.get(saver)?.close();
-      databases.delete(saver);
+      if (saver === sharedSaver) {
+        sharedSaver = undefined;
+        return;
+      }
+      await ownDatabases.get(saver)?.close();
+      ownDatabases.delete(saver);
     },
   };
 }

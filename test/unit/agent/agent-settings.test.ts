@@ -55,4 +55,17 @@ describe('loadAgentSettings', () => {
     agent('wrong', 'mcp_tools: orders\n');
     await expect(loadAgentSettings(agentsDir, 'wrong')).rejects.toThrow(/agents\/wrong\/config\.yaml: mcp_tools: must be a list of MCP server or tool names/);
   });
+
+  it('sees an edit, a new file and a removed one at the next call', async () => {
+    agent('edited');
+    expect(await loadAgentSettings(agentsDir, 'edited')).toEqual({ sandbox: {} });
+    writeFileSync(join(agentsDir, 'edited', 'config.yaml'), 'sandbox: { network: false }\n');
+    expect(await loadAgentSettings(agentsDir, 'edited')).toEqual({ sandbox: { network: false } });
+    writeFileSync(join(agentsDir, 'edited', 'config.yaml'), 'sandbox: { network: true }\n');
+    expect(await loadAgentSettings(agentsDir, 'edited')).toEqual({ sandbox: { network: true } });
+    writeFileSync(join(agentsDir, 'edited', 'config.yaml'), 'sandbox: [\n');
+    await expect(loadAgentSettings(agentsDir, 'edited')).rejects.toThrow(/not valid YAML/);
+    rmSync(join(agentsDir, 'edited', 'config.yaml'));
+    expect(await loadAgentSettings(agentsDir, 'edited')).toEqual({ sandbox: {} });
+  });
 });

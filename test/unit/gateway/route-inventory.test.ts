@@ -27,6 +27,8 @@ describe('the gateway route inventory', () => {
       outbox: {} as never,
       schedules: {} as never,
       metrics: { render: async () => ({ contentType: 'text/plain', body: '' }), isPublic: false },
+      metricsHistory: { intervalSeconds: 60, since: () => [] },
+      agents: { list: async () => [] },
       channelRoutes: [{ name: 'github', routes: async (webhook) => void webhook.post('/', async () => ({})) }],
       chatRoutes: [{ name: 'web', routes: async (chat) => chat.register(webRoutes, { chats: {} as never, topic: {} as never, ingress: {} as never, maxFileBytes: 1 }) }],
     });
