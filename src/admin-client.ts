@@ -5,6 +5,7 @@ export interface AccountRecord {
   id: string;
   name: string;
   canUseShell: boolean;
+  isDisabled: boolean;
   createdAt: Date;
 }
 
@@ -14,16 +15,27 @@ export interface AccountAdmin {
   findByIdOrName(idOrName: string): Promise<AccountRecord | undefined>;
   setCanUseShell(id: string, canUseShell: boolean): Promise<AccountRecord | undefined>;
   create(name: string): Promise<{ user: AccountRecord; apiKey: string }>;
+  setDisabled(id: string, isDisabled: boolean): Promise<AccountRecord | undefined>;
+  rotateKey(id: string): Promise<{ user: AccountRecord; apiKey: string } | undefined>;
+  /** False when no such user exists. */
+  delete(id: string): Promise<boolean>;
 }
 
 interface UserJson {
   id: string;
   name: string;
   can_use_shell: boolean;
+  disabled: boolean;
   created_at: string;
 }
 
-const toRecord = (user: UserJson): AccountRecord => ({ id: user.id, name: user.name, canUseShell: user.can_use_shell, createdAt: new Date(user.created_at) });
+const toRecord = (user: UserJson): AccountRecord => ({
+  id: user.id,
+  name: user.name,
+  canUseShell: user.can_use_shell,
+  isDisabled: user.disabled,
+  createdAt: new Date(user.created_at),
+});
 
 /**
  * The running server's operator API (`docs/api.md`), for the CLI: while an embedded server holds
@@ -82,6 +94,21 @@ export class AdminClient implements AccountAdmin {
   async setCanUseShell(id: string, canUseShell: boolean): Promise<AccountRecord | undefined> {
     const { user } = await this.call<{ user: UserJson }>(`/api/users/${encodeURIComponent(id)}`, { method: 'PATCH', body: { can_use_shell: canUseShell } });
     return toRecord(user);
+  }
+
+  async setDisabled(id: string, isDisabled: boolean): Promise<AccountRecord | undefined> {
+    const { user } = await this.call<{ user: UserJson }>(`/api/users/${encodeURIComponent(id)}`, { method: 'PATCH', body: { disabled: isDisabled } });
+    return toRecord(user);
+  }
+
+  async rotateKey(id: string): Promise<{ user: AccountRecord; apiKey: string } | undefined> {
+    const { user, api_key: apiKey } = await this.call<{ user: UserJson; api_key: string }>(`/api/users/${encodeURIComponent(id)}/rotate-key`, { method: 'POST' });
+    return { user: toRecord(user), apiKey };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    await this.call<unknown>(`/api/users/${encodeURIComponent(id)}`, { method: 'DELETE' });
+    return true;
   }
 
   async create(name: string): Promise<{ user: AccountRecord; apiKey: string }> {

@@ -5,13 +5,24 @@ import { type AccountAdmin, AdminClient } from './admin-client.js';
 import { loadConfig } from './config/index.js';
 import { AppError, ConfigError, describeError, NotFoundError } from './errors.js';
 
-const USAGE = `usage: npm run cli -- [--config path] [--url server-url] <command>   (--help: this text)
-
-commands:
-  user create <name>             create a server account and print its API key (shown once)
-  user list                      list accounts: id, name, shell (granted or no), created
+/** One line per `user` sub-command: in the whole usage and in `user --help`. */
+const USER_COMMANDS = `  user create <name>             create a server account and print its API key (shown once)
+  user list                      list accounts: id, name, shell (granted or no), status, created
   user grant-shell <name|id>     let the account's runs use bash (accounts mode; default: no shell)
   user revoke-shell <name|id>    take bash away from the account's next runs
+  user disable <name|id>         refuse the account's key (403) and its bound chats until enabled
+  user enable <name|id>          let a disabled account in again
+  user rotate-key <name|id>      replace the account's API key: prints the new one (shown once); the old stops at once
+  user delete <name|id> --yes    delete the account, its chat bindings and connect codes (needs --yes)`;
+
+const USER_USAGE = `usage: npm run cli -- [--config path] [--url server-url] user <command>
+
+${USER_COMMANDS}`;
+
+const USAGE = `usage: npm run cli -- [--config path] [--url server-url] <command>   (--help: this text; user --help: user commands)
+
+commands:
+${USER_COMMANDS}
   outbox list [pending]          replies not delivered: dead letters (default) or those waiting to be retried
   outbox retry <id|all>          send dead letters again, with a fresh deadline
   health [--check-models]        print the running server's /health (and each model's check on stderr); exit 0
@@ -28,6 +39,10 @@ const COMMANDS: Record<string, readonly number[]> = {
   'user list': [0],
   'user grant-shell': [1],
   'user revoke-shell': [1],
+  'user disable': [1],
+  'user enable': [1],
+  'user rotate-key': [1],
+  'user delete': [1],
   'outbox list': [0, 1],
   'outbox retry': [1],
   health: [0],
@@ -48,20 +63,31 @@ function parseCommand(positionals: readonly string[]): { noun: string; verb: str
  */
 async function cli(): Promise<number> {
   const { values, positionals } = parseArgs({
-    options: { config: { type: 'string', short: 'c' }, url: { type: 'string' }, help: { type: 'boolean', short: 'h' }, 'check-models': { type: 'boolean' } },
+    options: {
+      config: { type: 'string', short: 'c' },
+      url: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      'check-models': { type: 'boolean' },
+      yes: { type: 'boolean' },
+    },
     allowPositionals: true,
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${positionals[0] === 'user' ? USER_USAGE : USAGE}\n`);
     return 0;
   }
   const command = parseCommand(positionals);
   const isMisplacedFlag = values['check-models'] === true && command?.noun !== 'health';
   if (command === undefined || isMisplacedFlag || (command.noun === 'outbox' && !isOutboxArgument(command.verb, command.argument))) {
-    process.stderr.write(`${USAGE}\n`);
+    process.stderr.write(`${positionals[0] === 'user' ? USER_USAGE : USAGE}\n`);
     return 2;
   }
   const { noun, verb, argument } = command;
+  // Deleting cannot be undone: it is refused before anything is opened unless asked for in so many words.
+  if (noun === 'user' && verb === 'delete' && values.yes !== true) {
+    process.stderr.write(`deerflow-channels: user delete removes ${argument} and cannot be undone; add --yes to delete\n`);
+    return 2;
+  }
   const { config } = loadConfig({ path: values.config, env: process.env, platforms });
   const host = config.server.host === '0.0.0.0' || config.server.host === '::' ? '127.0.0.1' : config.server.host;
   const server = new AdminClient({ url: values.url ?? `http://${host}:${config.server.port}`, token: config.auth.admin_token });
@@ -89,9 +115,31 @@ async function userCommand(verb: string, argument: string, users: AccountAdmin):
   switch (verb) {
     case 'list':
       for (const user of await users.list()) {
-        process.stdout.write(`${user.id}\t${user.name}\tshell: ${user.canUseShell ? 'granted' : 'no'}\t${user.createdAt.toISOString()}\n`);
+        const status = user.isDisabled ? 'disabled' : 'active';
+        process.stdout.write(`${user.id}\t${user.name}\tshell: ${user.canUseShell ? 'granted' : 'no'}\t${status}\t${user.createdAt.toISOString()}\n`);
       }
       return 0;
+    case 'disable':
+    case 'enable': {
+      const found = await users.findByIdOrName(argument);
+      const user = found && (await users.setDisabled(found.id, verb === 'disable'));
+      if (!user) throw new NotFoundError('User');
+      process.stdout.write(`${user.name} (${user.id}): ${user.isDisabled ? 'disabled' : 'enabled'}\n`);
+      return 0;
+    }
+    case 'rotate-key': {
+      const found = await users.findByIdOrName(argument);
+      const rotated = found && (await users.rotateKey(found.id));
+      if (!rotated) throw new NotFoundError('User');
+      process.stdout.write(`new api key for ${rotated.user.name} (${rotated.user.id}); the old one no longer works\napi key (shown once, store it now): ${rotated.apiKey}\n`);
+      return 0;
+    }
+    case 'delete': {
+      const found = await users.findByIdOrName(argument);
+      if (!found || !(await users.delete(found.id))) throw new NotFoundError('User');
+      process.stdout.write(`deleted user ${found.name} (${found.id})\n`);
+      return 0;
+    }
     case 'grant-shell':
     case 'revoke-shell': {
       const found = await users.findByIdOrName(argument);

@@ -32,6 +32,8 @@ export type ErrorCode =
   | 'UNPROCESSABLE'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
+  /** The operator disabled the account: its key and its bound chats are refused until it is enabled. */
+  | 'USER_DISABLED'
   | 'DATA_DIR_IN_USE'
   | 'INTERNAL';
 

@@ -8,12 +8,15 @@ export type Principal = { kind: 'operator' } | { kind: 'user'; user: UserRecord 
 
 /** Resolves `Authorization: Bearer <key>` headers; built once by the server. */
 export interface Authenticator {
-  /** Undefined for a missing header; throws 401 for a header that names nobody. */
+  /** Undefined for a missing header; throws 401 for a header that names nobody, 403 `USER_DISABLED` for a disabled account's key. */
   authenticate(header: string | undefined): Promise<Principal | undefined>;
 }
 
 /** One text for every failure: it never hints whether a user or key exists. */
 const UNAUTHORIZED = 'Missing or invalid API key.';
+
+/** What a disabled account's key and bound chats are told (`docs/accounts.md`). */
+export const ACCOUNT_DISABLED = 'This account is disabled. Ask the operator.';
 
 export function unauthorized(): AppError {
   return new AppError('UNAUTHORIZED', 'request not authenticated', { status: 401, userMessage: UNAUTHORIZED });
@@ -38,6 +41,8 @@ export function createAuthenticator(options: { adminToken: string | undefined; u
       if (operatorDigest && timingSafeEqual(digest(key), operatorDigest)) return { kind: 'operator' };
       const user = await options.users.findByApiKey(key);
       if (!user) throw unauthorized();
+      // Only the key's holder learns the account is disabled: the key itself is the proof.
+      if (user.isDisabled) throw new AppError('USER_DISABLED', 'disabled account', { status: 403, userMessage: ACCOUNT_DISABLED });
       return { kind: 'user', user };
     },
   };

@@ -90,6 +90,8 @@ export interface IdentityBinding {
   id: string;
   ownerUserId: string;
   ownerCanUseShell?: boolean;
+  /** The operator disabled the owner: the sender is told so and nothing runs (absent = active). */
+  isOwnerDisabled?: boolean;
 }
 
 /** How one chat turn ended, for deciding whether a redelivery may retry. */
@@ -363,7 +365,8 @@ export class ChannelManager {
   /**
    * Reference §4.4: runs the message as the account its sender is bound to; with
    * `require_bound_identity`, an unbound sender gets the text saying how to connect (commands
-   * included) and nothing runs. Resolves with the message to run, or the reply text instead.
+   * included) and nothing runs; a sender bound to a disabled account is told so, and nothing
+   * runs either. Resolves with the message to run, or the reply text instead.
    */
   private async identify(message: InboundMessage, channel: ChannelHandle, log: Logger): Promise<IdentifiedMessage | string> {
     const gate = this.deps.identities;
@@ -386,6 +389,7 @@ export class ChannelManager {
       if (gate.requiresBoundIdentity) return MESSAGES.identityUnavailable;
       return message;
     }
+    if (binding?.isOwnerDisabled === true) return MESSAGES.accountDisabled;
     if (binding) {
       return { ...message, ownerUserId: binding.ownerUserId, connectionId: binding.id, isOwnerShellGranted: binding.ownerCanUseShell === true };
     }

@@ -7,11 +7,42 @@ describe('npm run cli -- user …, outbox …, health', () => {
   let server: ServerProcess | undefined;
 
   beforeAll(() => {
-    config = writeConfig('server: { port: 0 }\nchannel_connections: { enabled: true }\n');
+    config = writeConfig('server: { port: 0 }\nauth: { admin_token: cli-operator-token }\nchannel_connections: { enabled: true }\n');
   });
   afterAll(async () => {
     await server?.stop();
   });
+
+  it('disables, enables, re-keys and deletes users on the database; delete wants --yes; user --help lists every user command', async () => {
+    const run = (...args: string[]) => runCli(['--config', config.path, ...args], config.dir);
+    const created = await run('user', 'create', 'yan');
+    const id = /created user yan \(([0-9a-f-]{36})\)/.exec(created.stdout)?.[1] as string;
+    expect(await run('user', 'disable', 'yan')).toMatchObject({ code: 0, stdout: `yan (${id}): disabled\n` });
+    expect((await run('user', 'list')).stdout).toMatch(/\tyan\tshell: no\tdisabled\t/);
+    expect(await run('user', 'enable', id)).toMatchObject({ code: 0, stdout: `yan (${id}): enabled\n` });
+    expect((await run('user', 'list')).stdout).toMatch(/\tyan\tshell: no\tactive\t/);
+    const rotated = await run('user', 'rotate-key', 'yan');
+    expect(rotated).toMatchObject({ code: 0, stdout: expect.stringMatching(/^new api key for yan \([0-9a-f-]{36}\); the old one no longer works\napi key \(shown once, store it now\): dfc_\S+\n$/) });
+    expect(await run('user', 'disable', 'nobody-here')).toMatchObject({ code: 1, stderr: 'deerflow-channels: User not found\n' });
+
+    // Without --yes nothing is deleted, and it says how to.
+    const refused = await run('user', 'delete', 'yan');
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining('add --yes to delete') });
+    expect((await run('user', 'list')).stdout).toContain('\tyan\t');
+    expect(await run('user', 'delete', 'yan', '--yes')).toMatchObject({ code: 0, stdout: `deleted user yan (${id})\n` });
+    expect((await run('user', 'list')).stdout).not.toContain('\tyan\t');
+    expect(await run('user', 'delete', 'yan', '--yes')).toMatchObject({ code: 1, stderr: 'deerflow-channels: User not found\n' });
+
+    const userHelp = await runCli(['user', '--help'], config.dir);
+    expect(userHelp.code).toBe(0);
+    for (const verb of ['create', 'list', 'grant-shell', 'revoke-shell', 'disable', 'enable', 'rotate-key', 'delete']) {
+      expect(userHelp.stdout).toMatch(new RegExp(`^  user ${verb} .*\\S`, 'm'));
+    }
+    expect(userHelp.stdout).not.toContain('outbox');
+    const help = await runCli(['--help'], config.dir);
+    expect(help.stdout).toContain('user delete <name|id> --yes');
+    expect(help.stdout).toContain('user rotate-key <name|id>');
+  }, loadScaledMs(240_000));
 
   it('creates a user whose key the server then accepts, lists users, grants and revokes the shell, refuses duplicates and bad usage', async () => {
     const created = await runCli(['--config', config.path, 'user', 'create', 'zoe'], config.dir);
@@ -56,6 +87,23 @@ describe('npm run cli -- user …, outbox …, health', () => {
     const health = await runCli(['--config', config.path, '--url', server.url, 'health'], config.dir);
     expect(health.code).toBe(0);
     expect(JSON.parse(health.stdout)).toMatchObject({ ok: true, database: { ok: true } });
+
+    // While the embedded server holds the data dir, the same commands go through its API.
+    const run = (...args: string[]) => runCli(['--config', config.path, '--url', (server as ServerProcess).url, ...args], config.dir);
+    expect((await run('user', 'disable', 'zoe')).code).toBe(0);
+    expect(await (await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } })).json()).toEqual({
+      code: 'USER_DISABLED',
+      message: 'This account is disabled. Ask the operator.',
+    });
+    expect((await run('user', 'list')).stdout).toMatch(/\tzoe\tshell: no\tdisabled\t/);
+    expect((await run('user', 'enable', 'zoe')).code).toBe(0);
+    const rotated = await run('user', 'rotate-key', 'zoe');
+    const newKey = /api key \(shown once, store it now\): (dfc_\S+)/.exec(rotated.stdout)?.[1];
+    expect((await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+    expect((await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${newKey}` } })).status).toBe(200);
+    expect((await run('user', 'delete', 'zoe')).code).toBe(2);
+    expect(await run('user', 'delete', 'zoe', '--yes')).toMatchObject({ code: 0, stdout: expect.stringMatching(/^deleted user zoe /) });
+    expect((await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${newKey}` } })).status).toBe(401);
     // Ten processes, each loading the app and opening the database: minutes on a busy machine.
     // The bound is read when the file loads, so the load of the run so far stretches it.
   }, loadScaledMs(240_000));

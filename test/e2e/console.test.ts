@@ -6,7 +6,7 @@ import { type ServerProcess, startServerProcess, writeConfig } from './server-pr
 
 /**
  * The web console in a real headless Chromium against the real server: an operator creates a
- * user and grants or revokes their shell, the user connects Telegram through the fake Bot API and
+ * user, grants or revokes their shell, disables, enables, re-keys and deletes users; the user connects Telegram through the fake Bot API and
  * disconnects it again. Every
  * assertion is about what the page or the chat shows; elements are found by role and label, as
  * assistive technology finds them.
@@ -104,6 +104,17 @@ function userRow(page: Page, name: string) {
 /** What the Shell column says for `name` (the words beside the button). */
 async function shellColumn(page: Page, name: string): Promise<string> {
   return ((await userRow(page, name).locator('.shell-state').textContent()) ?? '').trim();
+}
+
+/** What the Status column says for `name`. */
+async function statusColumn(page: Page, name: string): Promise<string> {
+  return ((await userRow(page, name).locator('.user-status').textContent()) ?? '').trim();
+}
+
+/** `GET /api/me` with `key`: what the account's holder meets. */
+async function meWith(key: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.status, body: await response.json() };
 }
 
 async function signIn(page: Page, key: string): Promise<void> {
@@ -215,6 +226,89 @@ describe('web console', () => {
     await expect.poll(() => disconnect.count()).toBe(0);
     expect(await page.getByText('No connected accounts.').isVisible()).toBe(true);
     expect(await statusText(page)).toMatch(/^Disconnected Telegram account /);
+  });
+
+  it('operator disables and enables a user: the Status column and the user\'s key follow; the disabled user is told so at sign-in', async () => {
+    const { api_key: key } = await operatorApi<{ api_key: string }>('/api/users', { method: 'POST', body: { name: 'dex' } });
+    const { page } = await openConsole();
+    await signIn(page, ADMIN_TOKEN);
+    await page.getByRole('columnheader', { name: 'Status' }).waitFor();
+    await expect.poll(() => statusColumn(page, 'dex')).toBe('Active');
+
+    await page.getByRole('button', { name: 'Disable dex' }).click();
+    await expect.poll(() => statusText(page)).toBe('Disabled dex: their key and chats are refused until enabled.');
+    expect(await statusColumn(page, 'dex')).toBe('Disabled');
+    expect(await meWith(key)).toEqual({ status: 403, body: { code: 'USER_DISABLED', message: 'This account is disabled. Ask the operator.' } });
+    // Focus moves to the rebuilt row's twin button.
+    expect(await page.evaluate<string | null>('document.activeElement?.getAttribute("aria-label") ?? null')).toBe('Enable dex');
+
+    // dex, in another tab, reads why.
+    const other = await openConsole();
+    await signIn(other.page, key);
+    await expect.poll(() => statusText(other.page)).toBe('This account is disabled. Ask the operator.');
+    expect(await other.page.getByLabel('API key').isVisible()).toBe(true);
+
+    await page.getByRole('button', { name: 'Enable dex' }).press('Enter');
+    await expect.poll(() => statusText(page)).toBe('Enabled dex.');
+    expect(await statusColumn(page, 'dex')).toBe('Active');
+    expect((await meWith(key)).status).toBe(200);
+    await page.reload();
+    await expect.poll(() => statusColumn(page, 'dex')).toBe('Active');
+  });
+
+  it('operator rotates a key: the new key shows once with the same "Copy it now" text, the old key stops working', async () => {
+    const { api_key: oldKey } = await operatorApi<{ api_key: string }>('/api/users', { method: 'POST', body: { name: 'eli' } });
+    const { page } = await openConsole();
+    await signIn(page, ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Rotate key for eli' }).click();
+    await expect.poll(() => statusText(page)).toBe('New API key for eli; the old one no longer works. Copy the API key now: it is not shown again.');
+    const newKey = page.locator('#new-key');
+    expect(await newKey.textContent()).toContain('API key for eli. Copy it now: it is not shown again.');
+    const shown = ((await page.locator('#new-key-value').textContent()) ?? '').trim();
+    expect(shown).toMatch(/^dfc_/);
+    expect(shown).not.toBe(oldKey);
+    expect((await meWith(oldKey)).status).toBe(401);
+    expect(await meWith(shown)).toMatchObject({ status: 200, body: { user: { name: 'eli' } } });
+    // Shown once: a reload does not bring it back.
+    await page.reload();
+    await page.getByRole('columnheader', { name: 'Status' }).waitFor();
+    expect(await newKey.isVisible()).toBe(false);
+    expect(await page.content()).not.toContain(shown);
+  });
+
+  it('operator deletes a user with a second press on "Confirm delete <name>"; the row goes once the server answered', async () => {
+    const { api_key: key } = await operatorApi<{ api_key: string }>('/api/users', { method: 'POST', body: { name: 'fin' } });
+    await operatorApi('/api/users', { method: 'POST', body: { name: 'gwen' } });
+    const { page } = await openConsole();
+    await signIn(page, ADMIN_TOKEN);
+    await userRow(page, 'fin').waitFor();
+
+    // One press only asks; leaving the button takes it back.
+    await page.getByRole('button', { name: 'Delete fin' }).click();
+    await page.getByRole('button', { name: 'Confirm delete fin' }).waitFor();
+    expect((await meWith(key)).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete gwen' }).focus();
+    await page.getByRole('button', { name: 'Delete fin' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Confirm delete gwen' }).count()).toBe(0);
+
+    // A failed delete keeps the row and says why.
+    await page.route('**/api/users/*', (route) => (route.request().method() === 'DELETE' ? route.abort() : route.fallback()));
+    await page.getByRole('button', { name: 'Delete fin' }).click();
+    await page.getByRole('button', { name: 'Confirm delete fin' }).click();
+    await expect.poll(() => statusText(page)).toBe('Could not reach the server. Try again.');
+    expect(await userRow(page, 'fin').count()).toBe(1);
+    await page.unroute('**/api/users/*');
+
+    await page.getByRole('button', { name: 'Confirm delete fin' }).click();
+    await expect.poll(() => statusText(page)).toBe('Deleted user fin.');
+    expect(await userRow(page, 'fin').count()).toBe(0);
+    expect(await userRow(page, 'gwen').count()).toBe(1);
+    expect((await meWith(key)).status).toBe(401);
+    const { users } = await operatorApi<{ users: ApiUser[] }>('/api/users');
+    expect(users.map((user) => user.name)).not.toContain('fin');
+    await page.reload();
+    await userRow(page, 'gwen').waitFor();
+    expect(await userRow(page, 'fin').count()).toBe(0);
   });
 
   it('operator grants and revokes the shell per user; the API agrees, and the column reads what the API says after a reload', async () => {

@@ -65,6 +65,8 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { method: 'GET', template: '/api/users', isPublic: false },
   { method: 'POST', template: '/api/users', isPublic: false },
   { method: 'PATCH', template: '/api/users/:user_id', isPublic: false },
+  { method: 'DELETE', template: '/api/users/:user_id', isPublic: false },
+  { method: 'POST', template: '/api/users/:user_id/rotate-key', isPublic: false },
   { method: 'GET', template: '/api/audit/connections', isPublic: false },
   { method: 'GET', template: '/api/channels/providers', isPublic: false },
   { method: 'GET', template: '/api/channels/connections', isPublic: false },

@@ -33,9 +33,10 @@ export interface ConnectionRecord {
   updatedAt: Date;
 }
 
-/** A connected binding as the identity gate reads it: with whether its owner was granted the shell. */
+/** A connected binding as the identity gate reads it: with its owner's shell grant and whether the owner is disabled. */
 export interface ActiveConnection extends ConnectionRecord {
   ownerCanUseShell: boolean;
+  isOwnerDisabled: boolean;
 }
 
 /** The events of a refused code attempt. */
@@ -153,11 +154,15 @@ export class ConnectionsRepo {
 
   /**
    * The connected row for the identity (newest `updated_at`, then id) with its owner's shell
-   * grant, or undefined; one indexed query.
+   * grant and disabled state, or undefined; one indexed query.
    */
   async findActive(identity: ChannelIdentity): Promise<ActiveConnection | undefined> {
     const [row] = await this.db
-      .select({ ...getTableColumns(channelConnections), ownerCanUseShell: users.canUseShell })
+      .select({
+        ...getTableColumns(channelConnections),
+        ownerCanUseShell: users.canUseShell,
+        isOwnerDisabled: sql<boolean>`(${users.disabledAt} is not null)`.mapWith(Boolean),
+      })
       .from(channelConnections)
       .innerJoin(users, eq(users.id, channelConnections.ownerUserId))
       .where(and(identityWhere(identity), eq(channelConnections.status, 'connected')))

@@ -13,6 +13,11 @@ export const users = pgTable('users', {
    * Off by default: without isolation between accounts, a shell reaches other users' files.
    */
   canUseShell: boolean('can_use_shell').notNull().default(false),
+  /**
+   * Set by the operator (`user disable`, `PATCH /api/users/:id {disabled}`): the key answers 403
+   * and bound chats are told so; null = active. Cleared by enabling.
+   */
+  disabledAt: timestamp('disabled_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -89,7 +94,8 @@ export const channelConversations = pgTable(
 );
 
 /**
- * `code_rejected`: a code was read and matched nothing; `code_refused_account_limit` and
+ * `user_deleted`: the operator deleted the account (`provider` and `external_account_id` are '';
+ * each of its bindings is recorded as `unbound` just before). `code_rejected`: a code was read and matched nothing; `code_refused_account_limit` and
  * `code_refused_provider_limit`: refused unread, the sender (or every sender on the platform)
  * being over its per-minute limit of rejected codes.
  */
@@ -100,6 +106,7 @@ export const CONNECTION_EVENTS = [
   'code_rejected',
   'code_refused_account_limit',
   'code_refused_provider_limit',
+  'user_deleted',
 ] as const;
 export type ConnectionEventKind = (typeof CONNECTION_EVENTS)[number];
 

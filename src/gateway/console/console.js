@@ -1,6 +1,6 @@
 /**
  * The web console (docs/console.md): sign in with an API key; a user connects chat apps, an
- * operator creates users and grants or revokes their shell. Plain DOM, no framework, nothing loaded from elsewhere. Text from the
+ * operator creates users, grants or revokes their shell, disables, enables, rotates keys and deletes. Plain DOM, no framework, nothing loaded from elsewhere. Text from the
  * server always goes in through `textContent`, never as HTML.
  */
 
@@ -24,6 +24,21 @@ const TEXT = {
   revokeShellFrom: (name) => `Revoke shell from ${name}`,
   grantedShell: (name) => `Granted the shell to ${name}.`,
   revokedShell: (name) => `Revoked the shell from ${name}.`,
+  active: 'Active',
+  disabled: 'Disabled',
+  disable: 'Disable',
+  enable: 'Enable',
+  disableUser: (name) => `Disable ${name}`,
+  enableUser: (name) => `Enable ${name}`,
+  disabledUser: (name) => `Disabled ${name}: their key and chats are refused until enabled.`,
+  enabledUser: (name) => `Enabled ${name}.`,
+  rotateKey: 'Rotate key',
+  rotateKeyFor: (name) => `Rotate key for ${name}`,
+  rotatedKey: (name) => `New API key for ${name}; the old one no longer works. Copy the API key now: it is not shown again.`,
+  deleteLabel: 'Delete',
+  deleteUser: (name) => `Delete ${name}`,
+  confirmDelete: (name) => `Confirm delete ${name}`,
+  deletedUser: (name) => `Deleted user ${name}.`,
 };
 
 const STATUS_LABELS = {
@@ -172,8 +187,76 @@ async function loadUsers() {
 
 function userRow(user) {
   const row = element('tr');
-  row.append(element('td', { text: user.name }), element('td', { text: user.id }), element('td', { text: formatTime(user.created_at) }), shellCell(user, row));
+  const status = element('td', { text: user.disabled ? TEXT.disabled : TEXT.active, className: 'user-status' });
+  status.dataset.disabled = String(user.disabled === true);
+  const texts = [user.name, user.id, formatTime(user.created_at)].map((text) => element('td', { text }));
+  row.append(...texts, status, shellCell(user, row), actionsCell(user, row));
   return row;
+}
+
+/** A button of a user's row; `action` lets a rebuilt row give the focus back to its twin. */
+function rowButton(text, label, action) {
+  const button = element('button', { text });
+  button.type = 'button';
+  button.dataset.action = action;
+  button.setAttribute('aria-label', label);
+  return button;
+}
+
+/** Runs `work` with `button` busy; a keyboard user keeps the focus, on the rebuilt row's twin when `work` rebuilt it. */
+function onPress(button, work) {
+  button.addEventListener('click', () => {
+    // Disabling the button while busy takes its focus away; a keyboard user gets it back after.
+    const hadFocus = document.activeElement === button;
+    void whileBusy(button, () => work(hadFocus)).then(() => {
+      if (hadFocus && button.isConnected) button.focus();
+    });
+  });
+}
+
+/** Disable or Enable, Rotate key, and Delete, which asks for a second press on "Confirm delete <name>". */
+function actionsCell(user, row) {
+  const cell = element('td', { className: 'user-actions' });
+  const isDisabled = user.disabled === true;
+  const toggle = rowButton(isDisabled ? TEXT.enable : TEXT.disable, isDisabled ? TEXT.enableUser(user.name) : TEXT.disableUser(user.name), 'toggle');
+  onPress(toggle, (hadFocus) =>
+    patchUser(user, { disabled: !isDisabled }, row, { hadFocus, action: 'toggle', done: (u) => (u.disabled ? TEXT.disabledUser(u.name) : TEXT.enabledUser(u.name)) }),
+  );
+  const rotate = rowButton(TEXT.rotateKey, TEXT.rotateKeyFor(user.name), 'rotate');
+  onPress(rotate, async () => {
+    const { user: updated, api_key: apiKey } = await api(`/api/users/${encodeURIComponent(user.id)}/rotate-key`, { method: 'POST' });
+    showNewKey(updated.name, apiKey);
+    say(TEXT.rotatedKey(updated.name));
+  });
+  const remove = rowButton(TEXT.deleteLabel, TEXT.deleteUser(user.name), 'delete');
+  const arm = (isArmed) => {
+    remove.textContent = isArmed ? TEXT.confirmDelete(user.name) : TEXT.deleteLabel;
+    remove.setAttribute('aria-label', isArmed ? TEXT.confirmDelete(user.name) : TEXT.deleteUser(user.name));
+    remove.classList.toggle('danger', isArmed);
+  };
+  remove.addEventListener('click', () => {
+    if (remove.classList.contains('danger')) return void whileBusy(remove, () => deleteUser(user, row));
+    arm(true);
+    say(`Press "${TEXT.confirmDelete(user.name)}" to delete ${user.name}; this cannot be undone.`);
+  });
+  // Leaving the button (Tab, a click elsewhere) takes the first press back; not while it is busy deleting.
+  remove.addEventListener('blur', () => !remove.disabled && arm(false));
+  cell.append(toggle, rotate, remove);
+  return cell;
+}
+
+/** Removes the row once the server answered; a shown key of that user goes with it. */
+async function deleteUser(user, row) {
+  await api(`/api/users/${encodeURIComponent(user.id)}`, { method: 'DELETE' });
+  row.remove();
+  if (byId('new-key-user').textContent === user.name) {
+    byId('new-key').hidden = true;
+    byId('new-key-value').textContent = '';
+  }
+  const isEmpty = byId('users').tBodies[0].rows.length === 0;
+  byId('users').hidden = isEmpty;
+  byId('users-empty').hidden = !isEmpty;
+  say(TEXT.deletedUser(user.name));
 }
 
 /** Whether `user` may use the shell, and the one button that flips it. */
@@ -182,40 +265,44 @@ function shellCell(user, row) {
   const cell = element('td', { className: 'shell' });
   const words = element('span', { text: granted ? TEXT.shellGranted : TEXT.shellNotGranted, className: 'shell-state' });
   words.dataset.granted = String(granted);
-  const button = element('button', { text: granted ? TEXT.revokeShell : TEXT.grantShell });
-  button.type = 'button';
-  button.setAttribute('aria-label', granted ? TEXT.revokeShellFrom(user.name) : TEXT.grantShellTo(user.name));
-  button.addEventListener('click', () => {
-    // Disabling the button while busy takes its focus away; a keyboard user gets it back after.
-    const hadFocus = document.activeElement === button;
-    void whileBusy(button, () => setShell(user, !granted, row, hadFocus)).then(() => {
-      if (hadFocus && button.isConnected) button.focus();
-    });
-  });
+  const button = rowButton(granted ? TEXT.revokeShell : TEXT.grantShell, granted ? TEXT.revokeShellFrom(user.name) : TEXT.grantShellTo(user.name), 'shell');
+  onPress(button, (hadFocus) =>
+    patchUser(user, { can_use_shell: !granted }, row, {
+      hadFocus,
+      action: 'shell',
+      done: (u) => (u.can_use_shell ? TEXT.grantedShell(u.name) : TEXT.revokedShell(u.name)),
+    }),
+  );
   cell.append(words, button);
   return cell;
 }
 
 /**
- * PATCHes the grant and rebuilds the row from the server's answer rather than from what was
- * asked, so the page never shows a grant the server does not hold. The new row's button takes
- * the focus the old one had, or a keyboard user would be dropped to the top of the page.
+ * PATCHes the user and rebuilds the row from the server's answer rather than from what was
+ * asked, so the page never shows a state the server does not hold. The new row's twin of the
+ * pressed button takes the focus the old one had, or a keyboard user would be dropped to the top
+ * of the page.
  */
-async function setShell(user, canUseShell, row, hadFocus) {
-  const { user: updated } = await api(`/api/users/${encodeURIComponent(user.id)}`, { method: 'PATCH', body: { can_use_shell: canUseShell } });
+async function patchUser(user, body, row, { hadFocus, action, done }) {
+  const { user: updated } = await api(`/api/users/${encodeURIComponent(user.id)}`, { method: 'PATCH', body });
   const fresh = userRow(updated);
   row.replaceWith(fresh);
-  if (hadFocus) fresh.querySelector('button').focus();
-  say(updated.can_use_shell ? TEXT.grantedShell(updated.name) : TEXT.revokedShell(updated.name));
+  if (hadFocus) fresh.querySelector(`button[data-action="${action}"]`)?.focus();
+  say(done(updated));
+}
+
+/** The one place a key is shown: after create and after rotate, once. */
+function showNewKey(name, apiKey) {
+  byId('new-key-user').textContent = name;
+  byId('new-key-value').textContent = apiKey;
+  byId('copy-key').hidden = !navigator.clipboard;
+  byId('new-key').hidden = false;
 }
 
 async function createUser(name) {
   const { user, api_key: apiKey } = await api('/api/users', { method: 'POST', body: { name } });
   byId('user-name').value = '';
-  byId('new-key-user').textContent = user.name;
-  byId('new-key-value').textContent = apiKey;
-  byId('copy-key').hidden = !navigator.clipboard;
-  byId('new-key').hidden = false;
+  showNewKey(user.name, apiKey);
   say(`Created user ${user.name}. Copy the API key now: it is not shown again.`);
   await loadUsers();
 }

@@ -8,8 +8,21 @@ import { requireOperator, requireUser } from '../auth.js';
 import { errorResponses } from '../error-handler.js';
 import type { ZodPluginAsync } from '../validation.js';
 
-const userSchema = z.object({ id: z.string(), name: z.string(), can_use_shell: z.boolean(), created_at: z.string() });
-const toUserJson = (user: UserRecord) => ({ id: user.id, name: user.name, can_use_shell: user.canUseShell, created_at: user.createdAt.toISOString() });
+const userSchema = z.object({ id: z.string(), name: z.string(), can_use_shell: z.boolean(), disabled: z.boolean(), created_at: z.string() });
+const toUserJson = (user: UserRecord) => ({
+  id: user.id,
+  name: user.name,
+  can_use_shell: user.canUseShell,
+  disabled: user.isDisabled,
+  created_at: user.createdAt.toISOString(),
+});
+
+const userParamsSchema = z.object({ user_id: z.string().max(64) });
+
+/** `PATCH /users/:user_id`: either change, or both; at least one. */
+const userPatchSchema = z
+  .strictObject({ can_use_shell: z.boolean().optional(), disabled: z.boolean().optional() })
+  .refine((patch) => patch.can_use_shell !== undefined || patch.disabled !== undefined, 'give can_use_shell, disabled or both');
 
 const providerSchema = z.object({
   provider: z.string(),
@@ -79,8 +92,8 @@ const userNameSchema = z
   .regex(/^[^\p{Cc}]+$/u, 'no control characters');
 
 /**
- * Accounts (at `/api`): `GET /me`; `GET/POST /users` and `PATCH /users/:user_id` (the shell
- * grant) for the operator; the connections of the signed-in user under `/channels` (reference
+ * Accounts (at `/api`): `GET /me`; `GET/POST /users`, `PATCH /users/:user_id` (shell grant,
+ * disabled), `POST /users/:user_id/rotate-key` and `DELETE /users/:user_id` for the operator; the connections of the signed-in user under `/channels` (reference
  * §8.4); and the operator's audit trail of bindings and refused codes at `/audit/connections`.
  */
 export const accountRoutes: ZodPluginAsync<{ users: UsersRepo; connections: ChannelConnections }> = async (app, { users, connections }) => {
@@ -116,19 +129,40 @@ export const accountRoutes: ZodPluginAsync<{ users: UsersRepo; connections: Chan
 
   app.patch(
     '/users/:user_id',
-    {
-      schema: {
-        params: z.object({ user_id: z.string().max(64) }),
-        body: z.strictObject({ can_use_shell: z.boolean() }),
-        response: { 200: z.object({ user: userSchema }), ...errorResponses },
-      },
-    },
+    { schema: { params: userParamsSchema, body: userPatchSchema, response: { 200: z.object({ user: userSchema }), ...errorResponses } } },
     async (request) => {
       requireOperator(request);
-      const user = await users.setCanUseShell(request.params.user_id, request.body.can_use_shell);
+      const { user_id: id } = request.params;
+      const { can_use_shell: canUseShell, disabled } = request.body;
+      let user = await users.get(id);
+      if (user && canUseShell !== undefined) user = await users.setCanUseShell(id, canUseShell);
+      if (user && disabled !== undefined) user = await users.setDisabled(id, disabled);
       if (!user) throw new NotFoundError('User');
-      request.log.info({ userId: user.id, canUseShell: user.canUseShell }, 'shell grant changed');
+      request.log.info({ userId: user.id, canUseShell: user.canUseShell, isDisabled: user.isDisabled }, 'user changed');
       return { user: toUserJson(user) };
+    },
+  );
+
+  app.post(
+    '/users/:user_id/rotate-key',
+    { schema: { params: userParamsSchema, response: { 200: z.object({ user: userSchema, api_key: z.string() }), ...errorResponses } } },
+    async (request) => {
+      requireOperator(request);
+      const rotated = await users.rotateKey(request.params.user_id);
+      if (!rotated) throw new NotFoundError('User');
+      request.log.info({ userId: rotated.user.id }, 'api key rotated');
+      return { user: toUserJson(rotated.user), api_key: rotated.apiKey };
+    },
+  );
+
+  app.delete(
+    '/users/:user_id',
+    { schema: { params: userParamsSchema, response: { 204: z.undefined(), ...errorResponses } } },
+    async (request, reply) => {
+      requireOperator(request);
+      if (!(await users.delete(request.params.user_id))) throw new NotFoundError('User');
+      request.log.info({ userId: request.params.user_id }, 'user deleted');
+      return reply.status(204).send(undefined);
     },
   );
 

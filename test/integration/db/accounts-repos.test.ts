@@ -86,6 +86,83 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
       expect(JSON.stringify(row)).not.toContain(apiKey.slice(4));
     });
 
+    it('disables and enables: every read says so, the first disabled_at is kept, unknown ids change nothing', async () => {
+      const { user, apiKey } = await users.create(`eda-${randomUUID()}`);
+      expect(user.isDisabled).toBe(false);
+      expect(await users.setDisabled(user.id, true)).toMatchObject({ id: user.id, isDisabled: true });
+      const [first] = await database.db.select().from(schema.users).where(eq(schema.users.id, user.id));
+      expect(await users.setDisabled(user.id, true)).toMatchObject({ isDisabled: true });
+      const [again] = await database.db.select().from(schema.users).where(eq(schema.users.id, user.id));
+      expect(again?.disabledAt).toEqual(first?.disabledAt);
+      expect(await users.findByApiKey(apiKey)).toMatchObject({ isDisabled: true });
+      expect((await users.list()).find((u) => u.id === user.id)).toMatchObject({ isDisabled: true });
+      expect(await users.setDisabled(user.id, false)).toMatchObject({ isDisabled: false });
+      expect(await users.get(user.id)).toMatchObject({ isDisabled: false });
+      expect(await users.setDisabled(randomUUID(), true)).toBeUndefined();
+      expect(await users.setDisabled('not-a-uuid', true)).toBeUndefined();
+    });
+
+    it('rotates the key: the old one finds nobody, only the new hash is stored', async () => {
+      const { user, apiKey } = await users.create(`rio-${randomUUID()}`);
+      const rotated = await users.rotateKey(user.id);
+      expect(rotated?.apiKey).toMatch(/^dfc_[A-Za-z0-9_-]{43}$/);
+      expect(await users.findByApiKey(apiKey)).toBeUndefined();
+      expect(await users.findByApiKey(rotated?.apiKey as string)).toMatchObject({ id: user.id });
+      const [row] = await database.db.select().from(schema.users).where(eq(schema.users.id, user.id));
+      expect(row?.apiKeyHash).toBe(hashSecret(rotated?.apiKey as string));
+      expect(await users.rotateKey(randomUUID())).toBeUndefined();
+    });
+
+    it('deletes a user with their bindings and codes, records unbound and user_deleted, and is false the second time', async () => {
+      const owner = await newUserId();
+      const other = await newUserId();
+      const mine = identity();
+      const theirs = identity();
+      await connections.bind({ ownerUserId: owner, identity: mine });
+      await connections.bind({ ownerUserId: other, identity: theirs });
+      const { code } = await codes.mint({ ownerUserId: owner, provider: 'telegram', ttlMs: TTL_MS, maxPending: 5, now: new Date() });
+      const schedule = (ownerUserId: string) => ({
+        id: randomUUID().slice(0, 8),
+        ownerUserId,
+        channel: 'telegram',
+        chatId: mine.externalAccountId,
+        origin: {},
+        threadId: randomUUID(),
+        task: 'report',
+        spec: { every: 'day' },
+        nextRunAt: new Date(Date.now() + 60_000),
+      });
+      const [hers, others] = [schedule(owner), schedule(other)];
+      await database.db.insert(schema.schedules).values([hers, others]);
+
+      expect(await users.delete(owner)).toBe(true);
+      const states = await database.db.select().from(schema.schedules).where(sql`${schema.schedules.id} in (${hers.id}, ${others.id})`);
+      expect(Object.fromEntries(states.map((row) => [row.ownerUserId, [row.state, row.nextRunAt]]))).toEqual({
+        [owner]: ['cancelled', null],
+        [other]: ['active', others.nextRunAt],
+      });
+      expect(await users.get(owner)).toBeUndefined();
+      expect(await connections.findActive(mine)).toBeUndefined();
+      expect(await connections.listForOwner(owner)).toEqual([]);
+      expect(await codes.consume({ provider: 'telegram', code, now: new Date() })).toBeUndefined();
+      expect(await connections.findActive(theirs)).toMatchObject({ ownerUserId: other, isOwnerDisabled: false });
+      const trail = (await connections.eventPage({ limit: 50 })).filter((e) => e.userId === owner);
+      expect(trail.map((e) => e.kind)).toEqual(['user_deleted', 'unbound', 'bound']);
+      expect(trail[1]).toMatchObject({ provider: 'telegram', externalAccountId: mine.externalAccountId });
+      expect(await users.delete(owner)).toBe(false);
+      expect(await users.delete('not-a-uuid')).toBe(false);
+    });
+
+    it("reports a binding's owner as disabled to the identity gate", async () => {
+      const owner = await newUserId();
+      const chat = identity();
+      await connections.bind({ ownerUserId: owner, identity: chat });
+      await users.setDisabled(owner, true);
+      expect(await connections.findActive(chat)).toMatchObject({ ownerUserId: owner, isOwnerDisabled: true });
+      await users.setDisabled(owner, false);
+      expect(await connections.findActive(chat)).toMatchObject({ isOwnerDisabled: false });
+    });
+
     it('lists oldest first', async () => {
       const listed = await users.list();
       const times = listed.map((u) => u.createdAt.getTime());
@@ -193,7 +270,7 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
         workspaceName: 'Team',
         metadata: { chat: 'private' },
       });
-      expect(await connections.findActive(id)).toEqual({ ...connection, ownerCanUseShell: false });
+      expect(await connections.findActive(id)).toEqual({ ...connection, ownerCanUseShell: false, isOwnerDisabled: false });
       const events = await connections.events({ externalAccountId: id.externalAccountId }, 10);
       expect(events).toMatchObject([{ kind: 'bound', ...id, userId: owner, connectionId: connection.id }]);
     });

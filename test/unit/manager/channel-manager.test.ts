@@ -615,6 +615,15 @@ describe('ChannelManager', () => {
       expect(runtime.requests[0]?.request.context).toMatchObject({ user_id: 'real-owner' });
     });
 
+    it("tells a sender bound to a disabled account so, commands included, and runs nothing, even where binding is not required", async () => {
+      const disabled = { id: randomUUID(), ownerUserId: 'off', isOwnerDisabled: true };
+      await withGate(gate(disabled)).handle(inbound('hi', { kind: 'chat' }), signal);
+      await withGate(gate(disabled)).handle(inbound('/new', { kind: 'command' }), signal);
+      await withGate({ requiresBoundIdentity: false, findBinding: async () => disabled }).handle(inbound('hi', { kind: 'chat' }), signal);
+      expect(egress.finals).toEqual([MESSAGES.accountDisabled, MESSAGES.accountDisabled, MESSAGES.accountDisabled]);
+      expect(runtime.requests).toEqual([]);
+    });
+
     it('gives a bound sender bash only when the owner holds the shell grant, whatever ingress claims', async () => {
       const forged = { kind: 'chat', isOwnerShellGranted: true } as Partial<InboundMessage>;
       runtime.scripts.push([values('ok')], [values('ok')], [values('ok')]);

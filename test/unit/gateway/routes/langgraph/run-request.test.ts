@@ -59,7 +59,7 @@ describe('runLocation', () => {
 });
 
 describe('trustOf: whether a gateway caller gets bash', () => {
-  const user = (canUseShell: boolean): Principal => ({ kind: 'user', user: { id: 'u', name: 'u', canUseShell, createdAt: new Date(0) } });
+  const user = (canUseShell: boolean): Principal => ({ kind: 'user', user: { id: 'u', name: 'u', canUseShell, isDisabled: false, createdAt: new Date(0) } });
 
   it.each<[string, Principal | undefined, unknown, boolean]>([
     ['the operator', { kind: 'operator' }, undefined, true],
