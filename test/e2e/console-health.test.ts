@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
@@ -15,6 +16,13 @@ import { type ServerProcess, startServerProcess, writeConfig } from './server-pr
 
 /** Debian's package (`.ci/run` installs it); playwright-core brings no browser of its own. */
 const CHROMIUM = '/usr/bin/chromium';
+
+const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
+
+/** With `UPDATE_SCREENSHOTS=1`, the page as it is now goes to docs/images/console-<name>.png (docs/console.md shows it). */
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
+}
 const ADMIN_TOKEN = 'e2e-operator-token-health-0123456789';
 const KEY = 'sk-e2e-console-health-0123456789';
 
@@ -138,5 +146,6 @@ channels:
     expect(await page.getByText('The server is healthy.').isVisible()).toBe(true);
     // The page never shows a key.
     expect(await page.locator('body').textContent()).not.toContain('sk-e2e');
+    await screenshot(page, 'health');
   });
 });

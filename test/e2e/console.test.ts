@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
@@ -14,6 +15,13 @@ import { type ServerProcess, startServerProcess, writeConfig } from './server-pr
 
 /** Debian's package (`.ci/run` installs it); playwright-core brings no browser of its own. */
 const CHROMIUM = '/usr/bin/chromium';
+
+const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
+
+/** With `UPDATE_SCREENSHOTS=1`, the page as it is now goes to docs/images/console-<name>.png (docs/console.md shows it). */
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
+}
 const ADMIN_TOKEN = 'e2e-operator-token-0123456789';
 const BOT_USERNAME = 'test_bot';
 const REJECTED = 'That key was not accepted.';
@@ -184,6 +192,7 @@ describe('web console', () => {
     const apiKey = ((await page.locator('#new-key-value').textContent()) ?? '').trim();
     expect(apiKey.length).toBeGreaterThanOrEqual(16);
     await page.getByRole('cell', { name: 'ana', exact: true }).waitFor();
+    await screenshot(page, 'users');
 
     // Sign out forgets the key; sign in as ana.
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -215,6 +224,7 @@ describe('web console', () => {
     await expect.poll(() => page.locator('#connect-state').textContent(), { timeout: 10_000 }).toBe('Connected');
     await expect.poll(() => telegramCard.locator('.state').textContent()).toBe('Connected');
     expect(await code.isVisible()).toBe(false);
+    await screenshot(page, 'connections');
     const polls = requests.slice(connectedAt).filter((r) => r.method === 'GET' && r.url.endsWith('/api/channels/connections'));
     expect(polls.length).toBeGreaterThanOrEqual(2);
     expect(requests.filter((r) => r.method === 'GET' && new URL(r.url).pathname === '/')).toHaveLength(1);

@@ -30,13 +30,15 @@ async function showTranscript(section, conversation) {
   const answer = await api(`/api/conversations/${encodeURIComponent(conversation.thread_id)}/transcript`);
   const heading = element('h3', { text: `Transcript: ${conversation.platform} ${chatOf(conversation)}` });
   heading.tabIndex = -1;
+  // A thread's stored messages carry no times today; the column shows only when some do.
+  const timed = answer.messages.some((message) => message.at);
   const body =
     answer.messages.length === 0
       ? element('p', { text: TEXT.emptyTranscript })
-      : table('Messages, oldest first', ['Role', 'Text', 'Time'], answer.messages, (message) => [
+      : table('Messages, oldest first', ['Role', 'Text', ...(timed ? ['Time'] : [])], answer.messages, (message) => [
           TEXT.roles[message.role] ?? message.role,
           element('span', { text: message.text, className: 'message-text' }),
-          formatTime(message.at),
+          ...(timed ? [formatTime(message.at)] : []),
         ]);
   section.replaceChildren(heading, body);
   section.hidden = false;
