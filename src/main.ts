@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   const destination = await logDestination(loaded.config.log.format, process.stdout.isTTY === true);
   const logger = createLogger({ level: loaded.config.log.level, ...(destination === undefined ? {} : { destination }) });
   for (const warning of loaded.warnings) logger.warn(warning);
-  logger.info({ config: loaded.path ?? '(none: defaults)' }, 'configuration loaded');
+  logger.info({ config: demo === undefined ? (loaded.path ?? '(none: defaults)') : '(demo)' }, 'configuration loaded');
 
   for (const flag of SERVER_V8_FLAGS) setFlagsFromString(flag);
   const { startServer } = await import('./server.js');
