@@ -1,7 +1,9 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadScaledMs } from '../helpers/load-scaled-timer.js';
 import { type ServerProcess, startServerProcess } from './server-process.js';
 import { agentFinals, type WebFrame, webChat } from './web-chat-client.js';
 
@@ -14,9 +16,15 @@ import { agentFinals, type WebFrame, webChat } from './web-chat-client.js';
  */
 
 const LABEL = '[demo model] ';
+const CHROMIUM = '/usr/bin/chromium';
+/** How long the page may take to show what the server sent: a bound against hanging, stretched on a busy machine. */
+const SHOWN = { timeout: loadScaledMs(30_000) };
+/** Where the browser check leaves its screenshot when `DFC_SCREENSHOTS=1`, for a person to look at. */
+const SCREENSHOT = process.env.DFC_SCREENSHOTS === '1' ? join(tmpdir(), 'dfc-demo-chat.png') : undefined;
 const WORKING = 'Working on it...';
 
 let server: ServerProcess | undefined;
+let browser: Browser | undefined;
 let cwd: string;
 const url = () => server?.url ?? '';
 const chat = webChat(url, undefined);
@@ -55,6 +63,7 @@ describe('npm run demo', () => {
   });
 
   afterAll(async () => {
+    await browser?.close();
     await server?.stop();
   });
 
@@ -146,5 +155,40 @@ describe('npm run demo', () => {
     expect(finals[0]).toMatch(/^Memory contains \d+ fact\(s\)\./);
     expect(finals[0]).toContain('Tried deerflow-channels with the scripted demo model.');
     expect(finals[0]).toContain('I like green tea in the morning');
+  });
+
+  it('shows the streamed, labelled answer and the file it writes in the chat page of a real browser', async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    const page = await context.newPage();
+    const foreign: string[] = [];
+    const errors: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(url()) && !request.url().startsWith('blob:')) foreign.push(request.url());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    // CSP violations are reported on the console only.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) errors.push(message.text());
+    });
+    try {
+      await page.goto(`${url()}/chat`);
+      await page.getByLabel('Message').fill('hello from the browser');
+      await page.getByLabel('Message').press('Enter');
+      const answer = page.locator('.message.agent .text').last();
+      await expect.poll(async () => (await answer.textContent()) ?? '', SHOWN).toContain('hello from the browser');
+      // The page opens the latest conversation, whose first answer came before: this one ends with the plain answer.
+      await expect.poll(async () => (await answer.textContent()) ?? '', SHOWN).toMatch(/as they do with a real model\.$/);
+      expect(await answer.textContent()).toMatch(/^\[demo model\] /);
+
+      await page.getByLabel('Message').fill('write a file please');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByRole('button', { name: /demo-note\.md/ }).waitFor(SHOWN);
+      if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT });
+      expect(foreign).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 });
