@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScaledMs } from '../helpers/load-scaled-timer.js';
-import { type ServerProcess, startServerProcess } from './server-process.js';
+import { runMainToExit, type ServerProcess, startServerProcess } from './server-process.js';
 import { agentFinals, type WebFrame, webChat } from './web-chat-client.js';
 
 /**
@@ -190,5 +190,17 @@ describe('npm run demo', () => {
     } finally {
       await context.close();
     }
+  });
+
+  it('refuses options that do not go together, and a port that is none, naming them (exit code 2)', async () => {
+    const withConfig = await runMainToExit(['--demo', '--config', 'config.yaml']);
+    expect(withConfig.code).toBe(2);
+    expect(withConfig.stderr).toContain('--demo runs on its own configuration: it takes no --config');
+    const noDemo = await runMainToExit(['--no-open']);
+    expect(noDemo.code).toBe(2);
+    expect(noDemo.stderr).toContain('--no-open and --port go with --demo');
+    const badPort = await runMainToExit(['--demo', '--no-open', '--port', 'eighty']);
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toContain('server.port');
   });
 });
