@@ -15,10 +15,12 @@ const ABOUT_ONESELF = /\b(i am|i'm|my name is|i like|i love|i prefer|i work|i li
 /** Facts remembered from one conversation at most, besides the demo's own. */
 const MAX_NEW_FACTS = 3;
 
+/** Whether a request's system prompt is the goal evaluator's. */
 export function isGoalEvaluation(system: string): boolean {
   return system.trimStart().startsWith(GOAL_EVALUATOR_PROMPT);
 }
 
+/** Whether a request's system prompt is memory extraction's. */
 export function isMemoryExtraction(system: string): boolean {
   return system.trimStart().startsWith(MEMORY_EXTRACTION_PROMPT);
 }

@@ -25,6 +25,7 @@ function quote(text: string): string {
   return oneLine.length > MAX_QUOTE_CHARS ? `${oneLine.slice(0, MAX_QUOTE_CHARS - 1)}…` : oneLine;
 }
 
+/** The demo model's answers to the agent's requests; {@link DEMO_LABEL} is put before each. */
 export const DEMO_MESSAGES = {
   /** A plain message: a short answer of several sentences, so streaming shows. */
   plain: (said: string) =>
@@ -74,6 +75,7 @@ export const DEMO_MESSAGES = {
  */
 export const GOAL_REACHED_WORDS = 'so the goal is reached';
 
+/** The goal evaluator's reasons, as the demo gives them. */
 export const DEMO_VERDICTS = {
   notMetYet: {
     reason: 'The demo model has answered once; one more turn finishes the goal.',
