@@ -67,7 +67,7 @@ channels:
   it("reports in /health that the agent runs on the agent server, with that server's models", async () => {
     const health = (await (await fetch(`${frontServer?.url}/health`)).json()) as Record<string, unknown>;
     expect(health.runtime).toEqual({ kind: 'remote', host: agentHost });
-    expect(health.model).toEqual({ configured: true, models: ['default', 'fast'] });
+    expect(health.model).toEqual({ configured: true, models: ['default', 'fast'], checks: {} });
     // The shell is the agent server's: this one has none to report.
     expect(health.sandbox).toBeUndefined();
   });

@@ -251,7 +251,7 @@ describe('without a model', () => {
     const question = telegram.sendUserMessage({ chatId: 42, chatType: 'private', text: 'hello?' });
     await finalReply(42, question.message_id, 'No model is configured on this server. Ask the operator to add one under `models:` in config.yaml.');
     const health = (await (await fetch(`${server.url}/health`)).json()) as Record<string, unknown>;
-    expect(health.model).toEqual({ configured: false, models: [] });
+    expect(health.model).toEqual({ configured: false, models: [], checks: {} });
     expect(health.channels).toEqual({ telegram: { running: true }, web: { running: true } });
   });
 
