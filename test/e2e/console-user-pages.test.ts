@@ -1,12 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type FakeChatRequest, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
+import { FakeOpenAI } from '../fakes/openai/index.js';
 import { apiClient, type Json } from './api-client.js';
+import { closeAll, launchConsoleBrowser, openSignedIn, screenshot, statusText } from './console-browser.js';
+import { chatTurn, createUser, memoryResponder } from './console-fixtures.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
-import { agentFinals, webChat } from './web-chat-client.js';
+import { webChat } from './web-chat-client.js';
 
 /**
  * The console's memory, goals, schedules and skills pages in a real headless Chromium against the
@@ -16,11 +15,7 @@ import { agentFinals, webChat } from './web-chat-client.js';
  * elements are found by role and label. `UPDATE_SCREENSHOTS=1` writes docs/images/console-<page>.png.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'console-user-pages-operator-token-01';
-const EXTRACTION_PROMPT = 'You maintain the long-term memory';
-const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
-const isUpdatingScreenshots = process.env.UPDATE_SCREENSHOTS === '1';
 
 let model: FakeOpenAI;
 let server: ServerProcess | undefined;
@@ -28,39 +23,18 @@ let browser: Browser;
 const url = () => server?.url ?? '';
 const api = apiClient(url);
 
-/** `remember <fact>` (up to a `;`) in what the person said becomes the fact `<fact>`. */
-function respond(request: FakeChatRequest) {
-  const system = request.messages.find((m) => m.role === 'system')?.content;
-  if (typeof system === 'string' && system.startsWith(EXTRACTION_PROMPT)) {
-    const said = JSON.stringify(request.messages.filter((m) => m.role !== 'system'));
-    const newFacts = [...said.matchAll(/remember ([A-Za-z ]+)/g)].map((match) => ({ content: (match[1] as string).trim(), category: 'preference', confidence: 0.9 }));
-    return { text: JSON.stringify({ user: {}, newFacts, factsToRemove: [] }) };
-  }
-  return { text: `Echo: ${lastUserText(request.messages)}` };
-}
-
 interface Person {
   id: string;
   key: string;
 }
 
-async function createPerson(name: string): Promise<Person> {
-  const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
-  expect(created.status).toBe(201);
-  return { id: created.body?.user.id as string, key: created.body?.api_key as string };
+function createPerson(name: string): Promise<Person> {
+  return createUser(api, ADMIN_TOKEN, name);
 }
 
 /** Says `text` in a new web chat conversation and resolves with the agent's final answer. */
 async function chatSays(person: Person, text: string): Promise<string> {
-  const chat = webChat(url, person.key);
-  const conversation = await chat.newConversation();
-  const stream = await chat.events(conversation);
-  try {
-    expect((await chat.send(conversation, text)).status).toBe(202);
-    return await stream.waitFor((frames) => agentFinals(frames)[0], 60_000);
-  } finally {
-    stream.close();
-  }
+  return (await chatTurn(webChat(url, person.key), text)).answer;
 }
 
 async function factsOf(person: Person): Promise<string[]> {
@@ -78,46 +52,14 @@ async function learn(person: Person, facts: string[]): Promise<void> {
   );
 }
 
-interface ConsolePage {
-  page: Page;
-  context: BrowserContext;
-  requests: string[];
-  pageErrors: string[];
-}
-const opened: ConsolePage[] = [];
-
 /** A fresh profile, signed in with `key`, on `/console/<name>`. */
-async function openPage(key: string, name: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 640 } });
-  const page = await context.newPage();
-  const consolePage: ConsolePage = { page, context, requests: [], pageErrors: [] };
-  opened.push(consolePage);
-  page.on('request', (request) => consolePage.requests.push(request.url()));
-  page.on('pageerror', (error) => consolePage.pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) consolePage.pageErrors.push(message.text());
-  });
-  await page.goto(`${url()}/`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByLabel('API key').press('Enter');
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  await page.goto(`${url()}/console/${name}`);
-  return page;
-}
-
-async function statusText(page: Page): Promise<string> {
-  return (await page.getByRole('status').textContent()) ?? '';
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (!isUpdatingScreenshots) return;
-  mkdirSync(IMAGES, { recursive: true });
-  await page.screenshot({ path: join(IMAGES, `console-${name}.png`), fullPage: true });
+function openPage(key: string, name: string): Promise<Page> {
+  return openSignedIn(browser, url(), key, `/console/${name}`, { viewport: { width: 1100, height: 640 } });
 }
 
 beforeAll(async () => {
   model = new FakeOpenAI({ apiKey: 'sk-user-pages' });
-  model.respond = respond;
+  model.respond = memoryResponder;
   await model.start();
   server = await startServerProcess([
     '--config',
@@ -128,7 +70,7 @@ models:
 memory: { debounce_seconds: 0 }
 `).path,
   ]);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  browser = await launchConsoleBrowser();
 });
 
 afterAll(async () => {
@@ -139,11 +81,7 @@ afterAll(async () => {
 
 afterEach(async () => {
   // Nothing from another origin, and nothing the CSP blocked or a script threw.
-  for (const { context, requests, pageErrors } of opened.splice(0)) {
-    await context.close();
-    expect(requests.filter((request) => new URL(request).origin !== url())).toEqual([]);
-    expect(pageErrors).toEqual([]);
-  }
+  await closeAll(url());
 });
 
 describe('console pages for a person and the operator', () => {
