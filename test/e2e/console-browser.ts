@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 
 /**
  * The console's browser tests' harness: a real headless Chromium, a fresh profile per page that
  * records what it requests and every script error and CSP violation, sign-in as a person does it,
- * and the screenshots docs/console.md shows. A test file opens pages with `openPage` and calls
- * `closeAll(origin)` in its `afterEach`, which also asserts that nothing came from elsewhere.
+ * and the screenshots docs/console.md shows. A test file calls `useConsoleBrowser(origin)` once at
+ * its top level and opens pages with `openPage`; after each test they are closed, and each must
+ * have asked nothing of another origin and met no script error or CSP violation.
  */
 
 /** Debian's package (`.ci/run` installs it); playwright-core brings no browser of its own. */
@@ -17,6 +18,25 @@ const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 
 export function launchConsoleBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}
+
+/**
+ * Chromium for the file's tests: launched before them, closed after them; after each test every
+ * page it opened is closed and checked (`closeAll`). The browser is there from the first test on.
+ */
+export function useConsoleBrowser(origin: () => string): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchConsoleBrowser();
+  });
+  afterEach(() => closeAll(origin()));
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (browser === undefined) throw new Error('Chromium is not launched yet: open pages in tests, not at import');
+    return browser;
+  };
 }
 
 /** A fresh browser profile (empty sessionStorage) and what its page did. */

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoResponder, FakeOpenAI } from '../fakes/openai/index.js';
 import { apiClient } from './api-client.js';
-import { type ConsolePage, closeAll, launchConsoleBrowser, openPage, screenshot, signIn } from './console-browser.js';
+import { type ConsolePage, openPage, screenshot, signIn, useConsoleBrowser } from './console-browser.js';
 import { createUser } from './console-fixtures.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 import { agentFinals, webChat } from './web-chat-client.js';
@@ -20,11 +20,11 @@ const ADMIN_TOKEN = 'charts-operator-token-0123456789';
 
 let model: FakeOpenAI;
 let server: ServerProcess;
-let browser: Browser;
+const browser = useConsoleBrowser(() => server?.url ?? '');
 let personKey: string;
 
 function openConsole(): Promise<ConsolePage> {
-  return openPage(browser, `${server.url}/`, { viewport: { width: 1100, height: 900 } });
+  return openPage(browser(), `${server.url}/`, { viewport: { width: 1100, height: 900 } });
 }
 
 /** The numbers table's column `header`, one number per row. */
@@ -70,18 +70,13 @@ metrics: { history_interval_seconds: 1 }
 `).path,
   ]);
   personKey = (await createUser(apiClient(() => server.url), ADMIN_TOKEN, 'dana')).key;
-  browser = await launchConsoleBrowser();
 });
 
 afterAll(async () => {
-  await browser?.close();
   await server?.stop();
   await model?.stop();
 });
 
-afterEach(async () => {
-  await closeAll(server.url);
-});
 
 describe('console charts and agents', () => {
   it('charts the messages a person sent: three SVG charts, and the numbers in the table', async () => {

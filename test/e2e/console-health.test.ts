@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
-import { closeAll, launchConsoleBrowser, openPage, screenshot, signIn } from './console-browser.js';
+import { openPage, screenshot, signIn, useConsoleBrowser } from './console-browser.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -20,7 +20,7 @@ const KEY = 'sk-e2e-console-health-0123456789';
 let telegram: FakeTelegram;
 let model: FakeOpenAI;
 let server: ServerProcess;
-let browser: Browser;
+const browser = useConsoleBrowser(() => server?.url ?? '');
 let releaseModelRoutes: () => void;
 
 /** A port nothing listens on: bound, then closed. */
@@ -34,7 +34,7 @@ async function closedPort(): Promise<number> {
 
 /** A fresh browser profile, signed in with the operator token, on the Health page. */
 async function openHealthPage(): Promise<{ page: Page }> {
-  const { page } = await openPage(browser, `${server.url}/`);
+  const { page } = await openPage(browser(), `${server.url}/`);
   await signIn(page, ADMIN_TOKEN);
   await page.getByRole('link', { name: 'Health' }).click();
   await page.getByRole('heading', { name: 'Health' }).waitFor();
@@ -70,17 +70,11 @@ channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
 `);
     server = await startServerProcess(['--config', config.path]);
-    browser = await launchConsoleBrowser();
   });
   afterAll(async () => {
     releaseModelRoutes?.();
-    await browser?.close();
     await server?.stop();
     await Promise.all([telegram?.stop(), model?.stop()]);
-  });
-  afterEach(async () => {
-    // Nothing from another origin, and nothing blocked by the CSP.
-    await closeAll(server.url);
   });
 
   it('shows each channel’s state and each model’s check; Check models now redraws the table', async () => {

@@ -1,9 +1,9 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { apiClient, type Json } from './api-client.js';
-import { closeAll, launchConsoleBrowser, openSignedIn, rowsOf, screenshot, statusText } from './console-browser.js';
+import { openSignedIn, rowsOf, screenshot, statusText, useConsoleBrowser } from './console-browser.js';
 import { chatTurn, createUser as createAccount, holdOrFailResponder } from './console-fixtures.js';
 import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 import { webChat } from './web-chat-client.js';
@@ -22,8 +22,8 @@ const BOT_USERNAME = 'pages_bot';
 let model: FakeOpenAI;
 let telegram: FakeTelegram;
 let server: ServerProcess | undefined;
-let browser: Browser;
 const url = () => server?.url ?? '';
+const browser = useConsoleBrowser(url);
 const api = apiClient(url);
 let aliceKey: string;
 let bobKey: string;
@@ -41,7 +41,7 @@ async function webChatTurn(key: string, title: string, text: string): Promise<st
 
 /** A fresh browser profile signed in with `key`, then at `path`. */
 function openPage(key: string, path: string): Promise<Page> {
-  return openSignedIn(browser, url(), key, path, { viewport: { width: 1100, height: 800 } });
+  return openSignedIn(browser(), url(), key, path, { viewport: { width: 1100, height: 800 } });
 }
 
 describe('console pages', () => {
@@ -66,7 +66,6 @@ channel_connections:
 `).path,
     ]);
     await server.waitForLog(channelStarted('telegram'));
-    browser = await launchConsoleBrowser();
     aliceKey = await createUser('alice');
     bobKey = await createUser('bob');
 
@@ -89,15 +88,10 @@ channel_connections:
 
   afterAll(async () => {
     for (const release of held.splice(0)) release();
-    await browser?.close();
     await server?.stop();
     await Promise.all([model?.stop(), telegram?.stop()]);
   });
 
-  afterEach(async () => {
-    // Nothing from another origin, nothing the CSP blocked, no script error.
-    await closeAll(url());
-  });
 
   it('shows the operator every conversation, newest first, opens a transcript, and pages back with Older', async () => {
     const page = await openPage(ADMIN_TOKEN, '/console/conversations');

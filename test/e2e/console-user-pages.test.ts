@@ -1,8 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { apiClient, type Json } from './api-client.js';
-import { closeAll, launchConsoleBrowser, openSignedIn, screenshot, statusText } from './console-browser.js';
+import { openSignedIn, screenshot, statusText, useConsoleBrowser } from './console-browser.js';
 import { chatTurn, createUser, memoryResponder } from './console-fixtures.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 import { webChat } from './web-chat-client.js';
@@ -19,8 +19,8 @@ const ADMIN_TOKEN = 'console-user-pages-operator-token-01';
 
 let model: FakeOpenAI;
 let server: ServerProcess | undefined;
-let browser: Browser;
 const url = () => server?.url ?? '';
+const browser = useConsoleBrowser(url);
 const api = apiClient(url);
 
 interface Person {
@@ -54,7 +54,7 @@ async function learn(person: Person, facts: string[]): Promise<void> {
 
 /** A fresh profile, signed in with `key`, on `/console/<name>`. */
 function openPage(key: string, name: string): Promise<Page> {
-  return openSignedIn(browser, url(), key, `/console/${name}`, { viewport: { width: 1100, height: 640 } });
+  return openSignedIn(browser(), url(), key, `/console/${name}`, { viewport: { width: 1100, height: 640 } });
 }
 
 beforeAll(async () => {
@@ -70,19 +70,13 @@ models:
 memory: { debounce_seconds: 0 }
 `).path,
   ]);
-  browser = await launchConsoleBrowser();
 });
 
 afterAll(async () => {
-  await browser?.close();
   await server?.stop();
   await model?.stop();
 });
 
-afterEach(async () => {
-  // Nothing from another origin, and nothing the CSP blocked or a script threw.
-  await closeAll(url());
-});
 
 describe('console pages for a person and the operator', () => {
   it("shows a person their memory facts, never another's; deletes one, and it stays gone after a reload; forgets everything on the second press", async () => {

@@ -1,8 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
-import { type ConsolePage, closeAll, launchConsoleBrowser, openPage, screenshot, signIn, statusText } from './console-browser.js';
+import { type ConsolePage, openPage, screenshot, signIn, statusText, useConsoleBrowser } from './console-browser.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -20,7 +20,7 @@ const REJECTED = 'That key was not accepted.';
 let telegram: FakeTelegram;
 let model: FakeOpenAI;
 let server: ServerProcess;
-let browser: Browser;
+const browser = useConsoleBrowser(() => server?.url ?? '');
 
 function configYaml(): string {
   return `server: { port: 0 }
@@ -37,7 +37,7 @@ channel_connections:
 
 /** A fresh browser profile per test (empty sessionStorage), recording every URL it requests. */
 function openConsole(): Promise<ConsolePage> {
-  return openPage(browser, `${server.url}/`);
+  return openPage(browser(), `${server.url}/`);
 }
 
 /** How many entries the page keeps in sessionStorage (the test's tsconfig has no DOM types). */
@@ -95,16 +95,10 @@ describe('web console', () => {
     model = new FakeOpenAI({ apiKey: 'sk-e2e' });
     await Promise.all([telegram.start(), model.start()]);
     server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
-    browser = await launchConsoleBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
     await server?.stop();
     await Promise.all([telegram?.stop(), model?.stop()]);
-  });
-  afterEach(async () => {
-    // Nothing from another origin (no CDN, fonts or analytics), and nothing blocked by the CSP.
-    await closeAll(server.url);
   });
 
   it('serves the page, its script and its style with a strict CSP and no-cache', async () => {
