@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { apiClient, type Json } from './api-client.js';
-import { chatTurn, createUser as createAccount, holdOrFailResponder } from './console-fixtures.js';
-import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { chatTurn, createUser as createAccount, holdOrFailResponder, startConsoleServer } from './console-fixtures.js';
+import { channelStarted, type ServerProcess } from './server-process.js';
 import { webChat } from './web-chat-client.js';
 
 /**
@@ -66,17 +66,10 @@ describe('the console API', () => {
     telegram = new FakeTelegram();
     model.respond = holdOrFailResponder(held);
     await Promise.all([model.start(), telegram.start()]);
-    server = await startServerProcess([
-      '--config',
-      writeConfig(`server: { port: 0 }
-auth: { admin_token: ${ADMIN_TOKEN} }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-console, max_retries: 0 }
-memory: { enabled: false }
+    server = await startConsoleServer(ADMIN_TOKEN, model, 'sk-console', `memory: { enabled: false }
 channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`).path,
-    ]);
+`);
     await server.waitForLog(channelStarted('telegram'));
     aliceKey = await createUser('alice');
     bobKey = await createUser('bob');

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
-import { echoResponder, type FakeChatRequest, type FakeReply, lastUserText } from '../fakes/openai/index.js';
+import { echoResponder, type FakeChatRequest, type FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
 import type { ApiAnswer } from './api-client.js';
+import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 import { agentFinals, type webChat } from './web-chat-client.js';
 
 /**
@@ -13,6 +14,21 @@ type Api = (method: string, path: string, key: string | undefined, body?: unknow
 
 /** The memory extraction's system prompt begins so. */
 export const EXTRACTION_PROMPT = 'You maintain the long-term memory';
+
+/**
+ * The real server with the operator token `adminToken` and one model, the fake `model` (which
+ * accepts `modelKey`, no retries); `more` is the rest of the config (YAML, one key a line).
+ */
+export function startConsoleServer(adminToken: string, model: FakeOpenAI, modelKey: string, more: string): Promise<ServerProcess> {
+  return startServerProcess([
+    '--config',
+    writeConfig(`server: { port: 0 }
+auth: { admin_token: ${adminToken} }
+models:
+  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: ${modelKey}, max_retries: 0 }
+${more}`).path,
+  ]);
+}
 
 /** Creates the user `name` with the operator's token; their id and API key. */
 export async function createUser(api: Api, adminToken: string, name: string): Promise<{ id: string; key: string }> {

@@ -4,8 +4,8 @@ import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { apiClient, type Json } from './api-client.js';
 import { openSignedIn, rowsOf, screenshot, statusText, useConsoleBrowser } from './console-browser.js';
-import { chatTurn, createUser as createAccount, holdOrFailResponder } from './console-fixtures.js';
-import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { chatTurn, createUser as createAccount, holdOrFailResponder, startConsoleServer } from './console-fixtures.js';
+import { channelStarted, type ServerProcess } from './server-process.js';
 import { webChat } from './web-chat-client.js';
 
 /**
@@ -50,21 +50,14 @@ describe('console pages', () => {
     telegram = new FakeTelegram();
     model.respond = holdOrFailResponder(held);
     await Promise.all([model.start(), telegram.start()]);
-    server = await startServerProcess([
-      '--config',
-      writeConfig(`server: { port: 0 }
-auth: { admin_token: ${ADMIN_TOKEN} }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-pages, max_retries: 0 }
-memory: { enabled: false }
+    server = await startConsoleServer(ADMIN_TOKEN, model, 'sk-pages', `memory: { enabled: false }
 channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
 channel_connections:
   enabled: true
   require_bound_identity: false
   telegram: { enabled: true, bot_username: ${BOT_USERNAME} }
-`).path,
-    ]);
+`);
     await server.waitForLog(channelStarted('telegram'));
     aliceKey = await createUser('alice');
     bobKey = await createUser('bob');

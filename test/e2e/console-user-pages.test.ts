@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { apiClient, type Json } from './api-client.js';
 import { openSignedIn, screenshot, statusText, useConsoleBrowser } from './console-browser.js';
-import { chatTurn, createUser, memoryResponder } from './console-fixtures.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { chatTurn, createUser, memoryResponder, startConsoleServer } from './console-fixtures.js';
+import type { ServerProcess } from './server-process.js';
 import { webChat } from './web-chat-client.js';
 
 /**
@@ -61,15 +61,8 @@ beforeAll(async () => {
   model = new FakeOpenAI({ apiKey: 'sk-user-pages' });
   model.respond = memoryResponder;
   await model.start();
-  server = await startServerProcess([
-    '--config',
-    writeConfig(`server: { port: 0 }
-auth: { admin_token: ${ADMIN_TOKEN} }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-user-pages, max_retries: 0 }
-memory: { debounce_seconds: 0 }
-`).path,
-  ]);
+  server = await startConsoleServer(ADMIN_TOKEN, model, 'sk-user-pages', `memory: { debounce_seconds: 0 }
+`);
 });
 
 afterAll(async () => {
