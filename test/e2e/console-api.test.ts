@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoResponder, FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
+import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { apiClient, type Json } from './api-client.js';
-import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
-import { agentFinals, webChat } from './web-chat-client.js';
+import { chatTurn, createUser as createAccount, holdOrFailResponder, startConsoleServer } from './console-fixtures.js';
+import { channelStarted, type ServerProcess } from './server-process.js';
+import { webChat } from './web-chat-client.js';
 
 /**
  * The API behind the console's operator pages (issue #18), through the real server: every
@@ -31,19 +32,12 @@ let aliceConversation = '';
 const held: Array<() => void> = [];
 
 async function createUser(name: string): Promise<string> {
-  const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
-  expect(created.status).toBe(201);
-  return created.body?.api_key as string;
+  return (await createAccount(api, ADMIN_TOKEN, name)).key;
 }
 
 /** Writes `text` in a new web conversation and waits for the agent's final; resolves with the conversation id. */
 async function chat(person: ReturnType<typeof webChat>, title: string, text: string): Promise<string> {
-  const conversation = await person.newConversation(title);
-  const page = await person.events(conversation);
-  expect((await person.send(conversation, text)).status).toBe(202);
-  await page.waitFor((frames) => agentFinals(frames)[0]);
-  page.close();
-  return conversation;
+  return (await chatTurn(person, text, title)).conversation;
 }
 
 async function conversations(key: string, query = ''): Promise<Json[]> {
@@ -70,24 +64,12 @@ describe('the console API', () => {
   beforeAll(async () => {
     model = new FakeOpenAI({ apiKey: 'sk-console' });
     telegram = new FakeTelegram();
-    model.respond = (request) => {
-      const question = lastUserText(request.messages);
-      if (question.includes('hold me')) return new Promise<FakeReply>((resolve) => held.push(() => resolve({ text: 'released' })));
-      if (question.includes('fail me')) return { fail: { status: 500, message: 'upstream broke on fail me' } };
-      return echoResponder(request);
-    };
+    model.respond = holdOrFailResponder(held);
     await Promise.all([model.start(), telegram.start()]);
-    server = await startServerProcess([
-      '--config',
-      writeConfig(`server: { port: 0 }
-auth: { admin_token: ${ADMIN_TOKEN} }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-console, max_retries: 0 }
-memory: { enabled: false }
+    server = await startConsoleServer(ADMIN_TOKEN, model, 'sk-console', `memory: { enabled: false }
 channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`).path,
-    ]);
+`);
     await server.waitForLog(channelStarted('telegram'));
     aliceKey = await createUser('alice');
     bobKey = await createUser('bob');

@@ -1,8 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoResponder, FakeOpenAI } from '../fakes/openai/index.js';
+import { apiClient } from './api-client.js';
+import { type ConsolePage, openPage, screenshot, signIn, useConsoleBrowser } from './console-browser.js';
+import { createUser } from './console-fixtures.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 import { agentFinals, webChat } from './web-chat-client.js';
 
@@ -13,46 +16,15 @@ import { agentFinals, webChat } from './web-chat-client.js';
  * person's key sees neither. `UPDATE_SCREENSHOTS=1` writes docs/images/console-<page>.png.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'charts-operator-token-0123456789';
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
-const DOCS_IMAGES = join(import.meta.dirname, '../../docs/images');
 
 let model: FakeOpenAI;
 let server: ServerProcess;
-let browser: Browser;
+const browser = useConsoleBrowser(() => server?.url ?? '');
 let personKey: string;
 
-interface ConsolePage {
-  page: Page;
-  context: BrowserContext;
-  foreign: string[];
-  pageErrors: string[];
-}
-
-const opened: ConsolePage[] = [];
-
-async function openConsole(): Promise<ConsolePage> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  const foreign: string[] = [];
-  const pageErrors: string[] = [];
-  page.on('request', (request) => {
-    if (new URL(request.url()).origin !== server.url) foreign.push(request.url());
-  });
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
-  });
-  await page.goto(`${server.url}/`);
-  const consolePage = { page, context, foreign, pageErrors };
-  opened.push(consolePage);
-  return consolePage;
-}
-
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.getByLabel('API key').fill(key);
-  await page.getByLabel('API key').press('Enter');
+function openConsole(): Promise<ConsolePage> {
+  return openPage(browser(), `${server.url}/`, { viewport: { width: 1100, height: 900 } });
 }
 
 /** The numbers table's column `header`, one number per row. */
@@ -97,28 +69,14 @@ agents: { dir: "${agents}" }
 metrics: { history_interval_seconds: 1 }
 `).path,
   ]);
-  const created = await fetch(`${server.url}/api/users`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'dana' }),
-  });
-  personKey = ((await created.json()) as { api_key: string }).api_key;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  personKey = (await createUser(apiClient(() => server.url), ADMIN_TOKEN, 'dana')).key;
 });
 
 afterAll(async () => {
-  await browser?.close();
   await server?.stop();
   await model?.stop();
 });
 
-afterEach(async () => {
-  for (const { context, foreign, pageErrors } of opened.splice(0)) {
-    await context.close();
-    expect(foreign).toEqual([]);
-    expect(pageErrors).toEqual([]);
-  }
-});
 
 describe('console charts and agents', () => {
   it('charts the messages a person sent: three SVG charts, and the numbers in the table', async () => {
@@ -158,7 +116,7 @@ describe('console charts and agents', () => {
     expect((await messages.locator('text.axis-label').allTextContents()).some((label) => /\d{1,2}:\d{2}/.test(label))).toBe(true);
     // The details stay open across the page's own refreshes.
     await expect.poll(() => page.locator('details.numbers').getAttribute('open')).not.toBeNull();
-    if (SCREENSHOTS) await page.screenshot({ path: join(DOCS_IMAGES, 'console-charts.png'), fullPage: true });
+    await screenshot(page, 'charts');
 
     // A shorter range asks the server again and still shows the numbers.
     await page.getByLabel('Show').selectOption({ label: 'Last hour' });
@@ -183,7 +141,7 @@ describe('console charts and agents', () => {
     ]);
     const lead = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'lead', exact: true }) });
     expect(await lead.getByRole('cell').nth(4).textContent()).toBe('None');
-    if (SCREENSHOTS) await page.screenshot({ path: join(DOCS_IMAGES, 'console-agents.png'), fullPage: true });
+    await screenshot(page, 'agents');
   });
 
   it("shows a person neither page nor its data, and no link to them", async () => {

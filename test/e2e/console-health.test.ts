@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
+import { openPage, screenshot, signIn, useConsoleBrowser } from './console-browser.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -14,22 +14,13 @@ import { type ServerProcess, startServerProcess, writeConfig } from './server-pr
  * by role and name, as assistive technology finds them.
  */
 
-/** Debian's package (`.ci/run` installs it); playwright-core brings no browser of its own. */
-const CHROMIUM = '/usr/bin/chromium';
-
-const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
-
-/** With `UPDATE_SCREENSHOTS=1`, the page as it is now goes to docs/images/console-<name>.png (docs/console.md shows it). */
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
-}
 const ADMIN_TOKEN = 'e2e-operator-token-health-0123456789';
 const KEY = 'sk-e2e-console-health-0123456789';
 
 let telegram: FakeTelegram;
 let model: FakeOpenAI;
 let server: ServerProcess;
-let browser: Browser;
+const browser = useConsoleBrowser(() => server?.url ?? '');
 let releaseModelRoutes: () => void;
 
 /** A port nothing listens on: bound, then closed. */
@@ -41,34 +32,13 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-interface ConsolePage {
-  page: Page;
-  context: BrowserContext;
-  requests: string[];
-  pageErrors: string[];
-}
-
-const opened: ConsolePage[] = [];
-
 /** A fresh browser profile, signed in with the operator token, on the Health page. */
-async function openHealthPage(): Promise<ConsolePage> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const requests: string[] = [];
-  const pageErrors: string[] = [];
-  page.on('request', (request) => requests.push(request.url()));
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  // CSP violations are reported on the console only.
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
-  });
-  opened.push({ page, context, requests, pageErrors });
-  await page.goto(`${server.url}/`);
-  await page.getByLabel('API key').fill(ADMIN_TOKEN);
-  await page.getByLabel('API key').press('Enter');
+async function openHealthPage(): Promise<{ page: Page }> {
+  const { page } = await openPage(browser(), `${server.url}/`);
+  await signIn(page, ADMIN_TOKEN);
   await page.getByRole('link', { name: 'Health' }).click();
   await page.getByRole('heading', { name: 'Health' }).waitFor();
-  return { page, context, requests, pageErrors };
+  return { page };
 }
 
 /** The row of table `caption` whose first cell is exactly `name`. */
@@ -100,21 +70,11 @@ channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
 `);
     server = await startServerProcess(['--config', config.path]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   });
   afterAll(async () => {
     releaseModelRoutes?.();
-    await browser?.close();
     await server?.stop();
     await Promise.all([telegram?.stop(), model?.stop()]);
-  });
-  afterEach(async () => {
-    // Nothing from another origin, and nothing blocked by the CSP.
-    for (const { context, requests, pageErrors } of opened.splice(0)) {
-      await context.close();
-      expect(requests.filter((url) => new URL(url).origin !== server.url)).toEqual([]);
-      expect(pageErrors).toEqual([]);
-    }
   });
 
   it('shows each channel’s state and each model’s check; Check models now redraws the table', async () => {

@@ -1,11 +1,12 @@
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { echoResponder, FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { apiClient, type Json } from './api-client.js';
-import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
-import { agentFinals, webChat } from './web-chat-client.js';
+import { openSignedIn, rowsOf, screenshot, statusText, useConsoleBrowser } from './console-browser.js';
+import { chatTurn, createUser as createAccount, holdOrFailResponder, startConsoleServer } from './console-fixtures.js';
+import { channelStarted, type ServerProcess } from './server-process.js';
+import { webChat } from './web-chat-client.js';
 
 /**
  * The console's operator pages in a real headless Chromium against the real server (issue #18):
@@ -15,108 +16,49 @@ import { agentFinals, webChat } from './web-chat-client.js';
  * each page is photographed into docs/images/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'console-pages-operator-token-0123456789';
 const BOT_USERNAME = 'pages_bot';
-const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
 
 let model: FakeOpenAI;
 let telegram: FakeTelegram;
 let server: ServerProcess | undefined;
-let browser: Browser;
 const url = () => server?.url ?? '';
+const browser = useConsoleBrowser(url);
 const api = apiClient(url);
 let aliceKey: string;
 let bobKey: string;
 /** Model answers the test holds until it lets them go. */
 const held: Array<() => void> = [];
 
-interface ConsolePage {
-  page: Page;
-  context: BrowserContext;
-  requests: string[];
-  pageErrors: string[];
-}
-const opened: ConsolePage[] = [];
-
 async function createUser(name: string): Promise<string> {
-  const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
-  expect(created.status).toBe(201);
-  return created.body?.api_key as string;
+  return (await createAccount(api, ADMIN_TOKEN, name)).key;
 }
 
 /** Writes `text` in a new web conversation of `key`'s and waits for the agent's final. */
 async function webChatTurn(key: string, title: string, text: string): Promise<string> {
-  const person = webChat(url, key);
-  const conversation = await person.newConversation(title);
-  const events = await person.events(conversation);
-  expect((await person.send(conversation, text)).status).toBe(202);
-  await events.waitFor((frames) => agentFinals(frames)[0]);
-  events.close();
-  return conversation;
+  return (await chatTurn(webChat(url, key), text, title)).conversation;
 }
 
 /** A fresh browser profile signed in with `key`, then at `path`. */
-async function openPage(key: string, path: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-  const page = await context.newPage();
-  const entry: ConsolePage = { page, context, requests: [], pageErrors: [] };
-  opened.push(entry);
-  page.on('request', (request) => entry.requests.push(request.url()));
-  page.on('pageerror', (error) => entry.pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) entry.pageErrors.push(message.text());
-  });
-  await page.goto(`${url()}/`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByLabel('API key').press('Enter');
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  await page.goto(`${url()}${path}`);
-  return page;
-}
-
-async function statusText(page: Page): Promise<string> {
-  return (await page.getByRole('status').textContent()) ?? '';
-}
-
-/** The table rows (not the header) of the table captioned `caption`, each as its cells' texts. */
-async function rowsOf(page: Page, caption: string): Promise<string[][]> {
-  const rows = await page.getByRole('table', { name: caption }).locator('tbody tr').all();
-  return Promise.all(rows.map(async (row) => (await row.locator('td').allTextContents()).map((text) => text.trim())));
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
+function openPage(key: string, path: string): Promise<Page> {
+  return openSignedIn(browser(), url(), key, path, { viewport: { width: 1100, height: 800 } });
 }
 
 describe('console pages', () => {
   beforeAll(async () => {
     model = new FakeOpenAI({ apiKey: 'sk-pages' });
     telegram = new FakeTelegram();
-    model.respond = (request) => {
-      const question = lastUserText(request.messages);
-      if (question.includes('hold me')) return new Promise<FakeReply>((resolve) => held.push(() => resolve({ text: 'released' })));
-      if (question.includes('fail me')) return { fail: { status: 500, message: 'upstream broke on fail me' } };
-      return echoResponder(request);
-    };
+    model.respond = holdOrFailResponder(held);
     await Promise.all([model.start(), telegram.start()]);
-    server = await startServerProcess([
-      '--config',
-      writeConfig(`server: { port: 0 }
-auth: { admin_token: ${ADMIN_TOKEN} }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-pages, max_retries: 0 }
-memory: { enabled: false }
+    server = await startConsoleServer(ADMIN_TOKEN, model, 'sk-pages', `memory: { enabled: false }
 channels:
   telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
 channel_connections:
   enabled: true
   require_bound_identity: false
   telegram: { enabled: true, bot_username: ${BOT_USERNAME} }
-`).path,
-    ]);
+`);
     await server.waitForLog(channelStarted('telegram'));
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     aliceKey = await createUser('alice');
     bobKey = await createUser('bob');
 
@@ -139,19 +81,10 @@ channel_connections:
 
   afterAll(async () => {
     for (const release of held.splice(0)) release();
-    await browser?.close();
     await server?.stop();
     await Promise.all([model?.stop(), telegram?.stop()]);
   });
 
-  afterEach(async () => {
-    for (const { context, requests, pageErrors } of opened.splice(0)) {
-      await context.close();
-      // Nothing from another origin, nothing the CSP blocked, no script error.
-      expect(requests.filter((request) => new URL(request).origin !== url())).toEqual([]);
-      expect(pageErrors).toEqual([]);
-    }
-  });
 
   it('shows the operator every conversation, newest first, opens a transcript, and pages back with Older', async () => {
     const page = await openPage(ADMIN_TOKEN, '/console/conversations');

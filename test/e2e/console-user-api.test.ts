@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FakeOpenAI, type FakeChatRequest, lastUserText } from '../fakes/openai/index.js';
+import { FakeOpenAI } from '../fakes/openai/index.js';
 import { apiClient, type Json } from './api-client.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
-import { agentFinals, webChat } from './web-chat-client.js';
+import { chatTurn, createUser, memoryResponder, startConsoleServer } from './console-fixtures.js';
+import type { ServerProcess } from './server-process.js';
+import { webChat } from './web-chat-client.js';
 
 /**
  * What the console's memory, goals, schedules and skills pages call, through the real server, as
@@ -14,7 +15,6 @@ import { agentFinals, webChat } from './web-chat-client.js';
  */
 
 const ADMIN_TOKEN = 'console-user-api-operator-token-0123';
-const EXTRACTION_PROMPT = 'You maintain the long-term memory';
 
 let model: FakeOpenAI;
 let server: ServerProcess | undefined;
@@ -29,34 +29,14 @@ interface Person {
 let alice: Person;
 let bob: Person;
 
-/** Facts the fake model "learns" from a message: `remember <fact>` becomes the fact `<fact>`. */
-function respond(request: FakeChatRequest) {
-  const system = request.messages.find((m) => m.role === 'system')?.content;
-  if (typeof system === 'string' && system.startsWith(EXTRACTION_PROMPT)) {
-    const said = JSON.stringify(request.messages.filter((m) => m.role !== 'system'));
-    const newFacts = [...said.matchAll(/remember ([A-Za-z ]+)/g)].map((match) => ({ content: match[1] as string, category: 'preference', confidence: 0.9 }));
-    return { text: JSON.stringify({ user: {}, newFacts, factsToRemove: [] }) };
-  }
-  return { text: `Echo: ${lastUserText(request.messages)}` };
-}
-
 async function createPerson(name: string): Promise<Person> {
-  const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
-  expect(created.status).toBe(201);
-  const key = created.body?.api_key as string;
-  return { id: created.body?.user.id as string, key, chat: webChat(url, key) };
+  const { id, key } = await createUser(api, ADMIN_TOKEN, name);
+  return { id, key, chat: webChat(url, key) };
 }
 
 /** Says `text` in a new web chat conversation and resolves with the agent's final answer. */
 async function chatSays(person: Person, text: string): Promise<string> {
-  const conversation = await person.chat.newConversation();
-  const stream = await person.chat.events(conversation);
-  try {
-    expect((await person.chat.send(conversation, text)).status).toBe(202);
-    return await stream.waitFor((frames) => agentFinals(frames)[0], 60_000);
-  } finally {
-    stream.close();
-  }
+  return (await chatTurn(person.chat, text)).answer;
 }
 
 /** Asks until `check` gives a value: memory extraction runs after the turn, with no message to wait for. */
@@ -90,17 +70,10 @@ async function newThreadWithGoal(person: Person, objective: string): Promise<str
 
 beforeAll(async () => {
   model = new FakeOpenAI({ apiKey: 'sk-user-api' });
-  model.respond = respond;
+  model.respond = memoryResponder;
   await model.start();
-  server = await startServerProcess([
-    '--config',
-    writeConfig(`server: { port: 0 }
-auth: { admin_token: ${ADMIN_TOKEN} }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-user-api, max_retries: 0 }
-memory: { debounce_seconds: 0 }
-`).path,
-  ]);
+  server = await startConsoleServer(ADMIN_TOKEN, model, 'sk-user-api', `memory: { debounce_seconds: 0 }
+`);
   alice = await createPerson('alice');
   bob = await createPerson('bob');
 });

@@ -1,12 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type FakeChatRequest, FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FakeOpenAI } from '../fakes/openai/index.js';
 import { apiClient, type Json } from './api-client.js';
-import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
-import { agentFinals, webChat } from './web-chat-client.js';
+import { openSignedIn, screenshot, statusText, useConsoleBrowser } from './console-browser.js';
+import { chatTurn, createUser, memoryResponder, startConsoleServer } from './console-fixtures.js';
+import type { ServerProcess } from './server-process.js';
+import { webChat } from './web-chat-client.js';
 
 /**
  * The console's memory, goals, schedules and skills pages in a real headless Chromium against the
@@ -16,51 +15,26 @@ import { agentFinals, webChat } from './web-chat-client.js';
  * elements are found by role and label. `UPDATE_SCREENSHOTS=1` writes docs/images/console-<page>.png.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'console-user-pages-operator-token-01';
-const EXTRACTION_PROMPT = 'You maintain the long-term memory';
-const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
-const isUpdatingScreenshots = process.env.UPDATE_SCREENSHOTS === '1';
 
 let model: FakeOpenAI;
 let server: ServerProcess | undefined;
-let browser: Browser;
 const url = () => server?.url ?? '';
+const browser = useConsoleBrowser(url);
 const api = apiClient(url);
-
-/** `remember <fact>` (up to a `;`) in what the person said becomes the fact `<fact>`. */
-function respond(request: FakeChatRequest) {
-  const system = request.messages.find((m) => m.role === 'system')?.content;
-  if (typeof system === 'string' && system.startsWith(EXTRACTION_PROMPT)) {
-    const said = JSON.stringify(request.messages.filter((m) => m.role !== 'system'));
-    const newFacts = [...said.matchAll(/remember ([A-Za-z ]+)/g)].map((match) => ({ content: (match[1] as string).trim(), category: 'preference', confidence: 0.9 }));
-    return { text: JSON.stringify({ user: {}, newFacts, factsToRemove: [] }) };
-  }
-  return { text: `Echo: ${lastUserText(request.messages)}` };
-}
 
 interface Person {
   id: string;
   key: string;
 }
 
-async function createPerson(name: string): Promise<Person> {
-  const created = await api('POST', '/api/users', ADMIN_TOKEN, { name });
-  expect(created.status).toBe(201);
-  return { id: created.body?.user.id as string, key: created.body?.api_key as string };
+function createPerson(name: string): Promise<Person> {
+  return createUser(api, ADMIN_TOKEN, name);
 }
 
 /** Says `text` in a new web chat conversation and resolves with the agent's final answer. */
 async function chatSays(person: Person, text: string): Promise<string> {
-  const chat = webChat(url, person.key);
-  const conversation = await chat.newConversation();
-  const stream = await chat.events(conversation);
-  try {
-    expect((await chat.send(conversation, text)).status).toBe(202);
-    return await stream.waitFor((frames) => agentFinals(frames)[0], 60_000);
-  } finally {
-    stream.close();
-  }
+  return (await chatTurn(webChat(url, person.key), text)).answer;
 }
 
 async function factsOf(person: Person): Promise<string[]> {
@@ -78,73 +52,24 @@ async function learn(person: Person, facts: string[]): Promise<void> {
   );
 }
 
-interface ConsolePage {
-  page: Page;
-  context: BrowserContext;
-  requests: string[];
-  pageErrors: string[];
-}
-const opened: ConsolePage[] = [];
-
 /** A fresh profile, signed in with `key`, on `/console/<name>`. */
-async function openPage(key: string, name: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 640 } });
-  const page = await context.newPage();
-  const consolePage: ConsolePage = { page, context, requests: [], pageErrors: [] };
-  opened.push(consolePage);
-  page.on('request', (request) => consolePage.requests.push(request.url()));
-  page.on('pageerror', (error) => consolePage.pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) consolePage.pageErrors.push(message.text());
-  });
-  await page.goto(`${url()}/`);
-  await page.getByLabel('API key').fill(key);
-  await page.getByLabel('API key').press('Enter');
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  await page.goto(`${url()}/console/${name}`);
-  return page;
-}
-
-async function statusText(page: Page): Promise<string> {
-  return (await page.getByRole('status').textContent()) ?? '';
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (!isUpdatingScreenshots) return;
-  mkdirSync(IMAGES, { recursive: true });
-  await page.screenshot({ path: join(IMAGES, `console-${name}.png`), fullPage: true });
+function openPage(key: string, name: string): Promise<Page> {
+  return openSignedIn(browser(), url(), key, `/console/${name}`, { viewport: { width: 1100, height: 640 } });
 }
 
 beforeAll(async () => {
   model = new FakeOpenAI({ apiKey: 'sk-user-pages' });
-  model.respond = respond;
+  model.respond = memoryResponder;
   await model.start();
-  server = await startServerProcess([
-    '--config',
-    writeConfig(`server: { port: 0 }
-auth: { admin_token: ${ADMIN_TOKEN} }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-user-pages, max_retries: 0 }
-memory: { debounce_seconds: 0 }
-`).path,
-  ]);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  server = await startConsoleServer(ADMIN_TOKEN, model, 'sk-user-pages', `memory: { debounce_seconds: 0 }
+`);
 });
 
 afterAll(async () => {
-  await browser?.close();
   await server?.stop();
   await model?.stop();
 });
 
-afterEach(async () => {
-  // Nothing from another origin, and nothing the CSP blocked or a script threw.
-  for (const { context, requests, pageErrors } of opened.splice(0)) {
-    await context.close();
-    expect(requests.filter((request) => new URL(request).origin !== url())).toEqual([]);
-    expect(pageErrors).toEqual([]);
-  }
-});
 
 describe('console pages for a person and the operator', () => {
   it("shows a person their memory facts, never another's; deletes one, and it stays gone after a reload; forgets everything on the second press", async () => {

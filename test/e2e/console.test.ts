@@ -1,8 +1,8 @@
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
+import { type ConsolePage, openPage, screenshot, signIn, statusText, useConsoleBrowser } from './console-browser.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -13,15 +13,6 @@ import { type ServerProcess, startServerProcess, writeConfig } from './server-pr
  * assistive technology finds them.
  */
 
-/** Debian's package (`.ci/run` installs it); playwright-core brings no browser of its own. */
-const CHROMIUM = '/usr/bin/chromium';
-
-const IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
-
-/** With `UPDATE_SCREENSHOTS=1`, the page as it is now goes to docs/images/console-<name>.png (docs/console.md shows it). */
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
-}
 const ADMIN_TOKEN = 'e2e-operator-token-0123456789';
 const BOT_USERNAME = 'test_bot';
 const REJECTED = 'That key was not accepted.';
@@ -29,7 +20,7 @@ const REJECTED = 'That key was not accepted.';
 let telegram: FakeTelegram;
 let model: FakeOpenAI;
 let server: ServerProcess;
-let browser: Browser;
+const browser = useConsoleBrowser(() => server?.url ?? '');
 
 function configYaml(): string {
   return `server: { port: 0 }
@@ -45,35 +36,8 @@ channel_connections:
 }
 
 /** A fresh browser profile per test (empty sessionStorage), recording every URL it requests. */
-interface ConsolePage {
-  page: Page;
-  context: BrowserContext;
-  requests: { method: string; url: string }[];
-  pageErrors: string[];
-}
-
-const opened: ConsolePage[] = [];
-
-async function openConsole(): Promise<ConsolePage> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const requests: { method: string; url: string }[] = [];
-  const pageErrors: string[] = [];
-  page.on('request', (request) => requests.push({ method: request.method(), url: request.url() }));
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  // CSP violations are reported on the console only.
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
-  });
-  await page.goto(`${server.url}/`);
-  const consolePage = { page, context, requests, pageErrors };
-  opened.push(consolePage);
-  return consolePage;
-}
-
-/** The aria-live status line, where the page reports every outcome. */
-async function statusText(page: Page): Promise<string> {
-  return (await page.getByRole('status').textContent()) ?? '';
+function openConsole(): Promise<ConsolePage> {
+  return openPage(browser(), `${server.url}/`);
 }
 
 /** How many entries the page keeps in sessionStorage (the test's tsconfig has no DOM types). */
@@ -125,32 +89,16 @@ async function meWith(key: string): Promise<{ status: number; body: unknown }> {
   return { status: response.status, body: await response.json() };
 }
 
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.getByLabel('API key').fill(key);
-  // Enter submits the form: signing in needs no mouse.
-  await page.getByLabel('API key').press('Enter');
-}
-
 describe('web console', () => {
   beforeAll(async () => {
     telegram = new FakeTelegram();
     model = new FakeOpenAI({ apiKey: 'sk-e2e' });
     await Promise.all([telegram.start(), model.start()]);
     server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   });
   afterAll(async () => {
-    await browser?.close();
     await server?.stop();
     await Promise.all([telegram?.stop(), model?.stop()]);
-  });
-  afterEach(async () => {
-    // Nothing from another origin (no CDN, fonts or analytics), and nothing blocked by the CSP.
-    for (const { context, requests, pageErrors } of opened.splice(0)) {
-      await context.close();
-      expect(requests.filter(({ url }) => new URL(url).origin !== server.url)).toEqual([]);
-      expect(pageErrors).toEqual([]);
-    }
   });
 
   it('serves the page, its script and its style with a strict CSP and no-cache', async () => {

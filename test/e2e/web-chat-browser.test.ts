@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
 import { loadScaledMs } from '../helpers/load-scaled-timer.js';
+import { launchConsoleBrowser, openPage } from './console-browser.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -13,7 +14,6 @@ import { type ServerProcess, startServerProcess, writeConfig } from './server-pr
  * writes the page as `docs/images/web-chat.png` for docs/console.md.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 /** How long the page may take to show what the server sent: a bound against hanging, stretched on a busy machine. */
 const SHOWN = { timeout: loadScaledMs(30_000) };
 const SCREENSHOTS = process.env.DFC_SCREENSHOTS === '1' ? join(import.meta.dirname, '../../docs/images') : undefined;
@@ -39,7 +39,7 @@ models:
 memory: { enabled: false }
 `).path,
     ]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    browser = await launchConsoleBrowser();
   });
 
   afterAll(async () => {
@@ -49,18 +49,8 @@ memory: { enabled: false }
   });
 
   it('streams the answer into the page, then shows the final; files go both ways; nothing from elsewhere, no CSP errors', async () => {
-    const context = await (browser as Browser).newContext({ viewport: { width: 1100, height: 700 } });
-    const page = await context.newPage();
-    const foreign: string[] = [];
-    const errors: string[] = [];
-    page.on('request', (request) => {
-      if (!request.url().startsWith(server?.url ?? '') && !request.url().startsWith('blob:')) foreign.push(request.url());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
-    // CSP violations are reported on the console only.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) errors.push(message.text());
-    });
+    const { page, context, requests, pageErrors: errors } = await openPage(browser as Browser, `${server?.url}/chat`, { viewport: { width: 1100, height: 700 } });
+    const foreign = () => requests.map(({ url }) => url).filter((url) => !url.startsWith(server?.url ?? '') && !url.startsWith('blob:'));
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -80,7 +70,6 @@ memory: { enabled: false }
       await held;
       return { chunks: ['Streaming ', 'into ', 'the ', 'page, ', 'word ', 'by ', 'word.'], chunkDelayMs: 150 };
     };
-    await page.goto(`${server?.url}/chat`);
     await page.getByLabel('Message').fill('Hello <b>agent</b> & friends');
     await page.getByLabel('Message').press('Enter');
 
@@ -118,7 +107,7 @@ memory: { enabled: false }
       mkdirSync(SCREENSHOTS, { recursive: true });
       await page.screenshot({ path: join(SCREENSHOTS, 'web-chat.png') });
     }
-    expect(foreign).toEqual([]);
+    expect(foreign()).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
   });
