@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { rowsOf } from '../driver-rows.js';
 import type { Database } from '../index.js';
 
 /** One conversation as the console lists it: where it is, who it is with, and its thread. */
@@ -106,9 +107,4 @@ export class ConversationListRepo {
       cursor: `${row.activity_micros}_${row.thread_id}`,
     }));
   }
-}
-
-/** Rows of a raw `execute`: postgres-js returns an array, PGlite an object with `rows`. */
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }

@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { DeliveryClaim, WebhookDeliveries } from '../../channel/types.js';
+import { rowsOf } from '../driver-rows.js';
 import type { Database } from '../index.js';
 import { type DeliveryStatus, webhookDeliveries } from '../schema/index.js';
 
@@ -121,10 +122,6 @@ export class WebhookDeliveriesRepo {
   }
 }
 
-/** Rows of a raw `execute`: postgres-js returns an array, PGlite an object with `rows`. */
-function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
-}
 
 /** jsonb arrives parsed from both drivers; a string (a driver configured otherwise) is parsed here. */
 function asSummary(value: unknown): Record<string, unknown> {

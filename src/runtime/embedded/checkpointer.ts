@@ -19,10 +19,10 @@ import {
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
 import { and, eq, or, type SQL, sql } from 'drizzle-orm';
+import { bytes, rowsOf } from '../../db/driver-rows.js';
 import type { Database } from '../../db/index.js';
 import { checkpointBlobs, checkpoints, checkpointWrites } from '../../db/schema/checkpoints.js';
 import { AgentError } from '../../errors.js';
-import { bytes, rowsOf } from './driver-rows.js';
 import { isAppendBlob, MessageListBlobs } from './message-list-blobs.js';
 import { type BlobKey, type HeldList, heldKey, MessageListCache } from './message-list-cache.js';
 

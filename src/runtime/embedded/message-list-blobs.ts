@@ -1,9 +1,9 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { sql } from 'drizzle-orm';
+import { bytes, rowsOf } from '../../db/driver-rows.js';
 import type { Database } from '../../db/index.js';
 import { AgentError } from '../../errors.js';
-import { bytes, rowsOf } from './driver-rows.js';
 import { type BlobKey, type HeldList, heldKey, MessageListCache } from './message-list-cache.js';
 import { MessageListSerializer } from './message-list-serializer.js';
 

@@ -1,7 +1,7 @@
 import { GraphRecursionError } from '@langchain/langgraph';
 import type { ModelConfig } from '../../agent/config.js';
-import { MODEL_TROUBLE_MESSAGES, modelTroubleOf } from '../../agent/model-trouble.js';
 import type { TurnAccess } from '../../agent/lead-agent.js';
+import { MODEL_TROUBLE_MESSAGES, modelTroubleOf } from '../../agent/model-trouble.js';
 import type { BashAccess } from '../../agent/sandbox/config.js';
 import { AgentError, AppError } from '../../errors.js';
 import { SCHEDULE_ORIGIN_CONTEXT_KEY } from '../../schedules/types.js';
