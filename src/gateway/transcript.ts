@@ -1,3 +1,5 @@
+import { textOf } from '../manager/response.js';
+
 /** One line of a conversation as the console shows it. */
 export interface TranscriptEntry {
   role: 'user' | 'assistant' | 'tool';
@@ -10,18 +12,6 @@ type MessageDict = Record<string, unknown>;
 
 function asDict(value: unknown): MessageDict | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as MessageDict) : undefined;
-}
-
-/** A message's text: a string, or its text blocks joined (pictures and files are left out). */
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((block) => {
-      const dict = asDict(block);
-      return dict?.type === 'text' && typeof dict.text === 'string' ? dict.text : '';
-    })
-    .join('');
 }
 
 /**
@@ -41,9 +31,9 @@ export function toTranscript(messages: unknown): TranscriptEntry[] {
     if (message.type === 'human') {
       if (kwargs?.hide_from_ui === true) continue;
       const original = kwargs?.original_user_content;
-      entries.push({ role: 'user', text: typeof original === 'string' ? original : textOf(message.content) });
+      entries.push({ role: 'user', text: typeof original === 'string' ? original : textOf(message) });
     } else if (message.type === 'ai') {
-      const text = textOf(message.content);
+      const text = textOf(message);
       if (text !== '') entries.push({ role: 'assistant', text });
       const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
       for (const call of calls) {
