@@ -1,8 +1,8 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { AGENT_NAME } from './catalog.js';
+import { agentFolderNames } from './catalog.js';
 import { DEFAULT_AGENT_NAME } from './prompt.js';
 
 /** One repository an agent is bound to, and the webhook events that wake it there. */
@@ -140,13 +140,7 @@ async function overviewOf(agentsDir: string, name: string, fallbackSoul: () => P
  * @param defaultSoulPath the SOUL.md the default agent uses when the folder has none of its own.
  */
 export async function listAgentOverviews(agentsDir: string, defaultSoulPath?: string): Promise<AgentOverview[]> {
-  let folders: string[];
-  try {
-    folders = (await readdir(agentsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
-  } catch {
-    folders = [];
-  }
-  const agentNames = new Set(folders.filter((name) => AGENT_NAME.test(name)));
+  const agentNames = new Set(await agentFolderNames(agentsDir));
   agentNames.add(DEFAULT_AGENT_NAME);
   const fallbackSoul = async () => (defaultSoulPath === undefined ? undefined : readOptional(defaultSoulPath));
   const overviews = await Promise.all([...agentNames].map((name) => overviewOf(agentsDir, name, fallbackSoul)));

@@ -13,6 +13,19 @@ export interface AgentEntry {
 /** Agent folder names, as `/agent <name>` and the runtime accept them. */
 export const AGENT_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
+/** The folders of `agentsDir` that are agents (named as {@link AGENT_NAME} says), sorted; none when it cannot be read. */
+export async function agentFolderNames(agentsDir: string): Promise<string[]> {
+  try {
+    const entries = await readdir(agentsDir, { withFileTypes: true });
+    return entries
+      .filter((entry) => entry.isDirectory() && AGENT_NAME.test(entry.name))
+      .map((entry) => entry.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
 /** The keys of `agents/<name>/config.yaml` that decide who may choose the agent in chat. */
 const chatSettingsSchema = z.looseObject({
   description: z.string().optional().catch(undefined),
@@ -32,16 +45,9 @@ export class AgentCatalog {
 
   /** The agents `userId` (a storage user id) may choose, by name. */
   async availableTo(userId: string): Promise<AgentEntry[]> {
-    let names: string[];
-    try {
-      names = (await readdir(this.agentsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
-    } catch {
-      return [];
-    }
     const entries = await Promise.all(
-      names
-        .filter((name) => name !== DEFAULT_AGENT_NAME && AGENT_NAME.test(name))
-        .sort()
+      (await agentFolderNames(this.agentsDir))
+        .filter((name) => name !== DEFAULT_AGENT_NAME)
         .map(async (name) => {
           const settings = await this.settingsOf(name);
           if (settings === undefined) return undefined;
