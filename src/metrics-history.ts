@@ -54,8 +54,15 @@ const REPLY_SECONDS = 'deerflow_reply_seconds';
 const OUTBOX_EVENTS = 'deerflow_outbox_events_total';
 const REFUSED = 'deerflow_inbound_refused';
 
+/** One series as read from the registry: its metric name (`_bucket` for a histogram's buckets), labels and value. */
+interface Series {
+  name: string;
+  labels: Record<string, string | number>;
+  value: number;
+}
+
 /** Cumulative values by series key, as read from the registry at one moment. */
-type Snapshot = Map<string, number>;
+type Snapshot = Map<string, Series>;
 
 /**
  * The `q`-quantile (0..1) of cumulative buckets, interpolated linearly inside its bucket as
@@ -81,13 +88,11 @@ export function quantileOf(buckets: readonly Bucket[], q: number): number | null
 }
 
 /** `current - previous` per series; a series new since `previous` counts from 0, one that went back (a reset) counts from 0 too. */
-export function deltasOf(previous: Snapshot, current: Snapshot): Snapshot {
-  const deltas: Snapshot = new Map();
-  for (const [key, value] of current) {
-    const before = previous.get(key) ?? 0;
-    deltas.set(key, value >= before ? value - before : value);
-  }
-  return deltas;
+export function deltasOf(previous: Snapshot, current: Snapshot): Series[] {
+  return [...current].map(([key, series]) => {
+    const before = previous.get(key)?.value ?? 0;
+    return { ...series, value: series.value >= before ? series.value - before : series.value };
+  });
 }
 
 /** A fixed-size ring of the newest points: pushing past `capacity` drops the oldest. */
@@ -191,7 +196,7 @@ export class MetricsHistory {
         const series = rest.metricName ?? name;
         // The histogram's _sum and _count are not needed: the buckets hold the count.
         if (name === REPLY_SECONDS && series !== `${REPLY_SECONDS}_bucket`) continue;
-        snapshot.set(seriesKey(series, labels), value);
+        snapshot.set(seriesKey(series, labels), { name: series, labels, value });
       }
     }
     return snapshot;
@@ -206,19 +211,11 @@ function seriesKey(name: string, labels: Record<string, string | number>): strin
   return `${name}{${parts.join(',')}}`;
 }
 
-function parseKey(key: string): { name: string; labels: Record<string, string> } {
-  const brace = key.indexOf('{');
-  const labels: Record<string, string> = {};
-  for (const match of key.slice(brace + 1, -1).matchAll(/(\w+)=("(?:[^"\\]|\\.)*")/g)) labels[match[1] as string] = JSON.parse(match[2] as string) as string;
-  return { name: key.slice(0, brace), labels };
-}
-
-function pointOf(deltas: Snapshot, at: number, seconds: number): HistoryPoint {
+function pointOf(deltas: readonly Series[], at: number, seconds: number): HistoryPoint {
   const channels: HistoryPoint['channels'] = {};
   const buckets = new Map<number, number>();
   const errors = { deliveryRetries: 0, deadLetters: 0, refused: 0, total: 0 };
-  for (const [key, delta] of deltas) {
-    const { name, labels } = parseKey(key);
+  for (const { name, labels, value: delta } of deltas) {
     if (name === REPLIES && delta > 0 && labels.channel !== undefined) {
       const entry = channels[labels.channel] ?? { answered: 0, failed: 0 };
       channels[labels.channel] = entry;
