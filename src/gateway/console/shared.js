@@ -122,6 +122,25 @@ export function button(text, onClick, { label } = {}) {
   return node;
 }
 
+/**
+ * A button that acts only on its second press, for what cannot be undone: the first press puts
+ * `confirmText` on the button itself (and `data-armed`), so the person reads what the next press does.
+ */
+export function confirmingButton(text, confirmText, onConfirm, { label } = {}) {
+  let isArmed = false;
+  const node = button(
+    text,
+    async () => {
+      if (isArmed) return onConfirm();
+      isArmed = true;
+      node.textContent = confirmText;
+      node.dataset.armed = 'true';
+    },
+    { label },
+  );
+  return node;
+}
+
 /** A table with a caption, column headers and one row per item (`cells(item)` gives the row's cells: strings or nodes). */
 export function table(caption, headers, items, cells) {
   const node = element('table');

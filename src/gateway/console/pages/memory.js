@@ -4,7 +4,7 @@
  * and Forget everything (`DELETE /api/memory`), which asks for a second press first. The operator,
  * who has no memory of their own, first picks a user; every call then names them with `?user_id=`.
  */
-import { api, button, element, formatTime, report, say, startPage, table } from '/console/shared.js';
+import { api, button, confirmingButton, element, formatTime, report, say, startPage, table } from '/console/shared.js';
 
 const TEXT = {
   empty: 'Nothing is remembered about you yet. Facts appear here as the agent learns them from your chats.',
@@ -25,21 +25,6 @@ const TEXT = {
 function firstWords(text, count = 5) {
   const words = text.trim().split(/\s+/);
   return words.length > count ? `${words.slice(0, count).join(' ')}…` : words.join(' ');
-}
-
-/** A button that only acts on its second press; the first one says so on the button itself. */
-function confirmingButton(text, confirmText, onConfirm) {
-  let isArmed = false;
-  const node = button(text, async () => {
-    if (!isArmed) {
-      isArmed = true;
-      node.textContent = confirmText;
-      node.dataset.armed = 'true';
-      return;
-    }
-    await onConfirm();
-  });
-  return node;
 }
 
 /**

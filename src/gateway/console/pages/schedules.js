@@ -4,7 +4,7 @@
  * does, when it runs next, where it posts and its state; Pause and Resume switch it, Delete
  * cancels it after a second press.
  */
-import { api, button, element, formatTime, say, startPage, table } from '/console/shared.js';
+import { api, button, confirmingButton, element, formatTime, say, startPage, table } from '/console/shared.js';
 
 const TEXT = {
   empty: 'No schedules. Make one in a chat with /schedule, e.g. /schedule every day at 9:00 summarise my inbox.',
@@ -40,18 +40,7 @@ function actionsOf(schedule, container) {
   if (schedule.state === 'active') cell.append(button('Pause', act('/pause', 'POST', TEXT.paused(schedule.id)), { label: `Pause schedule ${schedule.id}` }));
   if (schedule.state === 'paused') cell.append(button('Resume', act('/resume', 'POST', TEXT.resumed(schedule.id)), { label: `Resume schedule ${schedule.id}` }));
   if (schedule.state === 'active' || schedule.state === 'paused') {
-    let isArmed = false;
-    const remove = act('', 'DELETE', TEXT.deleted(schedule.id));
-    const deleteButton = button(
-      'Delete',
-      async () => {
-        if (isArmed) return remove();
-        isArmed = true;
-        deleteButton.textContent = TEXT.confirmDelete;
-        deleteButton.dataset.armed = 'true';
-      },
-      { label: `Delete schedule ${schedule.id}` },
-    );
+    const deleteButton = confirmingButton('Delete', TEXT.confirmDelete, act('', 'DELETE', TEXT.deleted(schedule.id)), { label: `Delete schedule ${schedule.id}` });
     deleteButton.classList.add('danger');
     cell.append(deleteButton);
   }
