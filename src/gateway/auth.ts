@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { UserRecord, UsersRepo } from '../db/repos/users-repo.js';
 import { AppError } from '../errors.js';
+import { MESSAGES } from '../manager/messages.js';
 
 /** Who made a request: the operator (`auth.admin_token`) or a user (their API key). */
 export type Principal = { kind: 'operator' } | { kind: 'user'; user: UserRecord };
@@ -14,9 +15,6 @@ export interface Authenticator {
 
 /** One text for every failure: it never hints whether a user or key exists. */
 const UNAUTHORIZED = 'Missing or invalid API key.';
-
-/** What a disabled account's key and bound chats are told (`docs/accounts.md`). */
-export const ACCOUNT_DISABLED = 'This account is disabled. Ask the operator.';
 
 export function unauthorized(): AppError {
   return new AppError('UNAUTHORIZED', 'request not authenticated', { status: 401, userMessage: UNAUTHORIZED });
@@ -42,7 +40,7 @@ export function createAuthenticator(options: { adminToken: string | undefined; u
       const user = await options.users.findByApiKey(key);
       if (!user) throw unauthorized();
       // Only the key's holder learns the account is disabled: the key itself is the proof.
-      if (user.isDisabled) throw new AppError('USER_DISABLED', 'disabled account', { status: 403, userMessage: ACCOUNT_DISABLED });
+      if (user.isDisabled) throw new AppError('USER_DISABLED', 'disabled account', { status: 403, userMessage: MESSAGES.accountDisabled });
       return { kind: 'user', user };
     },
   };

@@ -6,7 +6,7 @@ const HELPER_MARKS = { waiting: '⏸', working: '⏳', done: '✅', failed: '⚠
 /** Every text the manager shows a user, in one place (reference §4.11, §5). */
 export const MESSAGES = {
   unboundIdentity: 'Connect this channel from DeerFlow Settings, complete the in-channel connect step, then send your message again.',
-  /** A chat bound to an account the operator disabled; the same text as the gateway's 403. */
+  /** A chat bound to an account the operator disabled, and the gateway's 403 to its key (`docs/accounts.md`). */
   accountDisabled: 'This account is disabled. Ask the operator.',
   identityUnavailable:
     'Channel connection verification is temporarily unavailable. Please try again later or contact the DeerFlow operator.',
