@@ -1,9 +1,8 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
+import { closedPort } from '../helpers/closed-port.js';
 import { openPage, screenshot, signIn, useConsoleBrowser } from './console-browser.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
@@ -22,15 +21,6 @@ let model: FakeOpenAI;
 let server: ServerProcess;
 const browser = useConsoleBrowser(() => server?.url ?? '');
 let releaseModelRoutes: () => void;
-
-/** A port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** A fresh browser profile, signed in with the operator token, on the Health page. */
 async function openHealthPage(): Promise<{ page: Page }> {

@@ -1,7 +1,6 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI } from '../fakes/openai/index.js';
+import { closedPort } from '../helpers/closed-port.js';
 import { runCli, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -21,15 +20,6 @@ interface Check {
 interface Report {
   ok: boolean;
   model: { configured: boolean; models: string[]; checks: Record<string, Check> };
-}
-
-/** A port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 let openai: FakeOpenAI;

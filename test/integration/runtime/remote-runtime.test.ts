@@ -22,6 +22,7 @@ import { createEmbeddedRuntime } from '../../../src/runtime/embedded/index.js';
 import { createRemoteRuntime } from '../../../src/runtime/remote/index.js';
 import { type AgentRuntime, LEAD_AGENT_ID, type RunRequest, type StreamPart } from '../../../src/runtime/types.js';
 import { FakeOpenAI } from '../../fakes/openai/index.js';
+import { closedPort } from '../../helpers/closed-port.js';
 import { openTestDatabase } from '../../helpers/database.js';
 
 const AGENTS_DIR = fileURLToPath(new URL('../../../agents', import.meta.url));
@@ -450,11 +451,3 @@ describe('close', () => {
   });
 });
 
-/** A port nobody listens on: one that was free a moment ago. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -1,23 +1,13 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/agent/config.js';
 import { ModelHealth } from '../../../src/agent/model-health.js';
 import { FakeOpenAI } from '../../fakes/openai/index.js';
+import { closedPort } from '../../helpers/closed-port.js';
 
 const KEY = 'sk-test-model-health-0123456789';
 
 function model(name: string, fields: Partial<ModelConfig> = {}): ModelConfig {
   return { name, model: 'gpt-4o-mini', api_key: KEY, timeout_seconds: 5, max_retries: 2, ...fields } as ModelConfig;
-}
-
-/** A port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const fakes: FakeOpenAI[] = [];
