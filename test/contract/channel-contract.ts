@@ -4,6 +4,7 @@ import type { ChannelAdapter, ChannelDefinition, ChatBinder, ChatBindRequest, In
 import { silentLogger } from '../../src/logger.js';
 import { testChannelDeps } from '../helpers/channel-deps.js';
 import { RecordingIntake } from '../helpers/recording-intake.js';
+import { ROUND_TRIP_CASES, type RoundTripException } from './round-trip.js';
 
 /**
  * The behaviours every platform adapter must have (DESIGN "Testing"), driven only through a
@@ -54,6 +55,14 @@ export interface BotMessageView {
   sentAt: number;
   /** When each edit arrived, ms since the epoch; same order as `history.slice(1)`. */
   editedAt: number[];
+  /**
+   * The current text as a person sees it: the message's format (mrkdwn, Markdown, HTML, rich
+   * text…) interpreted as the platform renders it, reduced to the canonical form of
+   * `round-trip.ts`. Required once the descriptor opts into `roundTrip`.
+   */
+  shown?: string;
+  /** The native links in the current text, in order, as rendered (label and target). */
+  links?: { text: string; url: string }[];
 }
 
 /**
@@ -123,6 +132,11 @@ export interface ChannelContractDescriptor<Config> {
    * Default false: nothing is shown.
    */
   tellsRefusals?: boolean;
+  /**
+   * Runs the round-trip table (`round-trip.ts`, issue #20). `exceptions` names, by case name, what
+   * this platform reads or shows instead, and the platform rule it follows.
+   */
+  roundTrip?: { exceptions?: Readonly<Record<string, RoundTripException>> };
   /** Starts a fresh fake platform; `allowedUsers` goes into `config` as the allow-list. */
   startPlatform(options: { allowedUsers?: string[] }): Promise<PlatformHarness>;
 }
@@ -357,9 +371,13 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
      * acknowledgement, which `expectAcknowledgementStanding()` checks is still as it was posted.
      */
     async function replying() {
+      return replyingTo('a question');
+    }
+
+    async function replyingTo(text: string) {
       const started = await startChannel();
       const { platform, adapter } = started;
-      const { sent, inbound } = await sendAndCommit(started, { chat: 'private', text: 'a question', userId: alice });
+      const { sent, inbound } = await sendAndCommit(started, { chat: 'private', text, userId: alice });
       const chatId = sent.chatId;
       const hasStandingAcknowledgement = acknowledgementOf(adapter) === 'message';
       // Ids and texts only: a view may share its history array with the fake, so a kept view would follow a later edit.
@@ -369,6 +387,7 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       return {
         ...started,
         chatId,
+        inbound,
         reply: adapter.egress.reply(targetOf(inbound)),
         answers: () => platform.botMessages(chatId).filter((m) => !isAcknowledgement(m)),
         expectAcknowledgementStanding: () => {
@@ -446,6 +465,28 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       expect(early).toEqual([]);
       expect(platform.rateLimitViolations()).toEqual([]);
     });
+
+    if (descriptor.roundTrip) {
+      const exceptions = descriptor.roundTrip.exceptions ?? {};
+      for (const name of Object.keys(exceptions)) {
+        if (!ROUND_TRIP_CASES.some((c) => c.name === name)) throw new Error(`round-trip exception for an unknown case: ${name}`);
+      }
+      for (const roundTrip of ROUND_TRIP_CASES) {
+        const exception = exceptions[roundTrip.name];
+        const rule = exception ? ` (${exception.rule})` : '';
+        it(`round trip, ${roundTrip.name}: the model reads what was typed, the chat shows what it wrote${rule}`, async () => {
+          const { platform, intake, inbound, reply, answers } = await replyingTo(roundTrip.typed);
+          expect(inbound.text).toBe(exception?.read ?? roundTrip.typed);
+          await reply.finish(inbound.text);
+          const shown = answers();
+          expect(shown.filter((m) => m.shown === undefined).map((m) => m.messageId)).toEqual([]);
+          expect(shown.map((m) => m.shown).join('')).toBe(exception?.shown ?? roundTrip.shown);
+          if (roundTrip.links) expect(shown.flatMap((m) => m.links ?? [])).toEqual(roundTrip.links);
+          expect(intake.committed).toHaveLength(1);
+          expect(platform.rateLimitViolations()).toEqual([]);
+        });
+      }
+    }
 
     it('reports its name, and running only between start() and stop()', async () => {
       const started = await startChannel({ isStarted: false });
