@@ -71,7 +71,9 @@ export const ROUND_TRIP_CASES: readonly RoundTripCase[] = [
   { name: 'a table', typed: TABLE_TYPED, shown: TABLE_SHOWN },
   {
     name: 'code with backticks',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a JavaScript template literal is the point of the case.
     typed: 'run:\n\n```js\nconst s = `a ${b}` && x < y;\n```\n\ndone',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: as above.
     shown: 'run:\n\nconst s = `a ${b}` && x < y;\n\ndone',
   },
 ];
