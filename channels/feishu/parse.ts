@@ -27,7 +27,7 @@ export interface ParsedContent {
  * messages keep every other character as typed (Feishu sends them as typed). Posts
  * (https://open.feishu.cn/document/server-docs/im-v1/message-content-description/message_content)
  * are flattened: the title, then one line per paragraph; a paragraph's elements run on
- * without separators (`text` and `md` as written, styles dropped; `a` as `label (href)`; `at` as
+ * without separators (a placeholder apart from the words beside it) (`text` and `md` as written, styles dropped; `a` as `label (href)`; `at` as
  * a mention; `code_block` as a fenced block on its own lines; `hr` as `---`). Images and files
  * add `[image]` / `[file]` to the text and a reference to `files`.
  */
@@ -80,10 +80,23 @@ function parsePost(body: Record<string, unknown>, mentions: readonly FeishuMenti
   if (typeof post.title === 'string' && post.title.trim() !== '') lines.push(post.title.trim(), '');
   for (const paragraph of paragraphs) {
     if (!Array.isArray(paragraph)) continue;
-    const line = (paragraph as PostElement[]).map((element) => postElementText(element, mentions, files)).join('');
-    lines.push(line.replace(/^\n+|\n+$/g, ''));
+    const parts = (paragraph as PostElement[]).map((element) => ({ text: postElementText(element, mentions, files), isPlaceholder: element.tag === 'img' || element.tag === 'media' || element.tag === 'file' }));
+    lines.push(joinPostElements(parts).replace(/^\n+|\n+$/g, ''));
   }
   return { text: lines.join('\n'), files };
+}
+
+/** A paragraph's elements run on, but an `[image]` or `[file]` placeholder stands apart from the words beside it. */
+function joinPostElements(parts: { text: string; isPlaceholder: boolean }[]): string {
+  let line = '';
+  let previousIsPlaceholder = false;
+  for (const part of parts) {
+    if (part.text === '') continue;
+    const needsSpace = (part.isPlaceholder || previousIsPlaceholder) && line !== '' && !/\s$/.test(line) && !/^\s/.test(part.text);
+    line += (needsSpace ? ' ' : '') + part.text;
+    previousIsPlaceholder = part.isPlaceholder;
+  }
+  return line;
 }
 
 function postElementText(element: PostElement, mentions: readonly FeishuMention[], files: FeishuFileRef[]): string {

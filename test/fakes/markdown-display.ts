@@ -16,6 +16,11 @@ export interface DisplayRules {
   hasStrike: boolean;
   /** Backtick code spans are drawn; otherwise the backticks show. */
   hasInlineCode: boolean;
+  /**
+   * Code blocks are HTML to the client too: character references decode and tags are markup
+   * inside them, as outside. Otherwise (CommonMark) their lines show exactly as written.
+   */
+  isCodeBlockHtml: boolean;
   /** A newline inside a paragraph: a line break (`\n`) or, as in CommonMark, a space. */
   softBreak: '\n' | ' ';
   /**
@@ -89,8 +94,10 @@ class Reader {
         const text = token as Tokens.Text;
         return text.tokens ? this.inline(text.tokens).replace(/\n+$/, '') : this.prose(text.raw.replace(/\n+$/, ''));
       }
-      case 'code':
-        return (token as Tokens.Code).text;
+      case 'code': {
+        const code = (token as Tokens.Code).text;
+        return this.rules.isCodeBlockHtml ? this.html(code, '\n') : code;
+      }
       case 'blockquote':
         return this.blocks((token as Tokens.Blockquote).tokens, depth);
       case 'list':
@@ -175,12 +182,12 @@ class Reader {
     return decodeCharacterReferences(raw).replace(/\n/g, this.rules.softBreak);
   }
 
-  /** HTML: each tag as the platform interprets it, the text between tags as prose. */
-  private html(raw: string): string {
+  /** HTML: each tag as the platform interprets it, the text between tags as prose (newlines as `softBreak`, unless given). */
+  private html(raw: string, lineBreak: string = this.rules.softBreak): string {
     return raw
       .split(/(<\/?[a-zA-Z][^>]*>)/)
       .map((part, index) => {
-        if (index % 2 === 0) return this.prose(part);
+        if (index % 2 === 0) return decodeCharacterReferences(part).replace(/\n/g, lineBreak);
         const tag = this.rules.tag(part);
         if (tag.mention !== undefined) this.display.mentions.push(tag.mention);
         return tag.shown;

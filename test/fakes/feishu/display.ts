@@ -22,6 +22,7 @@ export const FEISHU_CARD_RULES: DisplayRules = {
   hasTables: true,
   hasStrike: true,
   hasInlineCode: true,
+  isCodeBlockHtml: false,
   softBreak: '\n',
   tag(raw) {
     const at = /^<at\s+(?:id|user_id)\s*=\s*["']?([^"'\s>]+)["']?[^>]*>$/i.exec(raw);

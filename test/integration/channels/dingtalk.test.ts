@@ -199,7 +199,7 @@ describe('DingTalk ingress', () => {
 });
 
 describe('DingTalk replies without a card template', () => {
-  it('says "⏳ Working on it..." and sends the final as adapted markdown through the session webhook', async () => {
+  it('says "⏳ Working on it..." and sends the final as DingTalk markdown through the session webhook', async () => {
     const { fake, intake, adapter } = await started();
     await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'code?' });
     const message = await committedOne(intake);
@@ -208,7 +208,7 @@ describe('DingTalk replies without a card template', () => {
     const [ack, final] = fake.botMessages(ALICE);
     expect(ack).toMatchObject({ kind: 'text', text: '⏳ Working on it...', via: 'session' });
     expect(final).toMatchObject({ kind: 'markdown', via: 'session', replyTo: message.messageId });
-    expect(final?.text).toBe('Run **ls**:\n> **sh**\n> ls -la\n───────────\n> **a**: 1\n> **b**: 2\n');
+    expect(final?.text).toBe('Run **ls**:\n```sh\nls -la\n```\n———\n```\n| a   | b   |\n| --- | --- |\n| 1   | 2   |\n```');
   });
 
   it('replies through the robot API once the session webhook expired, to the user or the group', async () => {

@@ -82,7 +82,7 @@ describe('feishu ingress', () => {
     const file = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, messageType: 'file', content: JSON.stringify({ file_key: 'file_v3_xyz', file_name: 'report.pdf' }) });
     await intake.waitUntil(() => intake.committed.length === 3);
     const byId = (id: string) => intake.committed.find((m) => m.messageId === id);
-    expect(byId(post.messageId)).toMatchObject({ text: 'see [image]\n\nthanks', files: [expect.objectContaining({ isImage: true })] });
+    expect(byId(post.messageId)).toMatchObject({ text: 'see [image]\nthanks', files: [expect.objectContaining({ isImage: true })] });
     expect(byId(command.messageId)).toMatchObject({ kind: 'command', text: '/new topic', isPrivateChat: false, topicId: command.messageId });
     expect(byId(file.messageId)).toMatchObject({ text: '[file]', files: [expect.objectContaining({ name: 'report.pdf', isImage: false })] });
   });

@@ -33,7 +33,7 @@ describe('parseContent', () => {
       ],
     });
     const parsed = parseContent('post', content, mentions, BOT);
-    expect(parsed?.text).toBe('Title\n\nlook at this[image]\n\nthe docs (https://x.example/a?b=1&c=2) and https://y.example[file]\n```js\na && b < c\n```\n**kept** as written\n---\n@Carol');
+    expect(parsed?.text).toBe('Title\n\nlook at this [image]\n\nthe docs (https://x.example/a?b=1&c=2) and https://y.example [file]\n```js\na && b < c\n```\n**kept** as written\n---\n@Carol');
     expect(parsed?.files.map((f) => [f.type, f.key])).toEqual([
       ['image', 'img_1'],
       ['file', 'file_1'],
