@@ -52,7 +52,7 @@ const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quo
  * common named ones (not HTML's full table: an unknown name shows as written, which only makes
  * the referee stricter).
  */
-export function decodeCharacterReferences(text: string): string {
+function decodeCharacterReferences(text: string): string {
   return text.replace(/&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]+);/g, (whole, ref: string) => {
     if (ref.startsWith('#')) {
       const code = ref[1] === 'x' || ref[1] === 'X' ? Number.parseInt(ref.slice(2), 16) : Number.parseInt(ref.slice(1), 10);

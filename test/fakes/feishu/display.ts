@@ -1,4 +1,4 @@
-import { type Display, type DisplayRules, decodeCharacterReferences, displayMarkdown } from '../markdown-display.js';
+import { type Display, type DisplayRules, displayMarkdown } from '../markdown-display.js';
 
 /**
  * How Feishu shows a bot message, for `BotMessageView.shown` (issue #20), written from Feishu's
@@ -15,7 +15,7 @@ import { type Display, type DisplayRules, decodeCharacterReferences, displayMark
  *   never shows its own characters; `<at id=ou_…></at>` mentions, and pings, that user.
  *   Undocumented: HTML character references (`&lt;`, `&#42;`) decode as in HTML; that is how
  *   text shows `<`, `&` and Markdown's characters as typed.
- * - A `text` message shows its text as written, `<at user_id="ou_…">name</at>` as a mention:
+ * - A `text` message shows its text, but for a few tags and links (`displayText`):
  *   https://open.feishu.cn/document/server-docs/im-v1/message-content-description/create_json
  */
 export const FEISHU_CARD_RULES: DisplayRules = {
@@ -37,14 +37,25 @@ export function displayCardMarkdown(markdown: string): Display {
   return displayMarkdown(markdown, FEISHU_CARD_RULES);
 }
 
-/** What a `text` message shows: its text, mentions as `@name` (who it pings recorded). */
+/**
+ * What a `text` message shows: its text, with the tags the text type takes as markup
+ * (`<at user_id="ou_…">name</at>` a mention, `<b>` `<i>` `<u>` `<s>` styles) and `[text](url)`
+ * links, per the text section of the message content page.
+ */
 export function displayText(text: string): Display {
   const mentions: string[] = [];
-  const shown = text.replace(/<at\s+user_id\s*=\s*"([^"]*)"\s*>([^<]*)<\/at>/g, (_whole, id: string, name: string) => {
-    mentions.push(id);
-    return `@${decodeCharacterReferences(name) || id}`;
-  });
-  return { shown, links: [], mentions };
+  const links: { text: string; url: string }[] = [];
+  const shown = text
+    .replace(/<at\s+user_id\s*=\s*"([^"]*)"\s*>([^<]*)<\/at>/g, (_whole, id: string, name: string) => {
+      mentions.push(id);
+      return `@${name || id}`;
+    })
+    .replace(/<\/?[bius]>/g, '')
+    .replace(/\[([^\]]*)\]\((https?:\/\/[^)\s]+)\)/g, (_whole, label: string, url: string) => {
+      links.push({ text: label, url });
+      return label;
+    });
+  return { shown, links, mentions };
 }
 
 /** What a bot message of `msgType` whose text (card markdown, or a text's text) is `text` shows. */

@@ -24,7 +24,11 @@ describe('FakeFeishu display model (card JSON 2.0 markdown)', () => {
   });
 
   it('shows a text message as written, its at tags as mentions', () => {
-    expect(displayText('<at user_id="ou_1">Tom</at> **not bold** &lt;')).toEqual({ shown: '@Tom **not bold** &lt;', links: [], mentions: ['ou_1'] });
+    expect(displayText('<at user_id="ou_1">Tom</at> **not bold** <b>bold</b> [site](https://open.feishu.cn) &lt;')).toEqual({
+      shown: '@Tom **not bold** bold site &lt;',
+      links: [{ text: 'site', url: 'https://open.feishu.cn' }],
+      mentions: ['ou_1'],
+    });
     expect(displayMessage('text', '*x*').shown).toBe('*x*');
     expect(displayMessage('interactive', '*x*').shown).toBe('x');
   });

@@ -30,6 +30,11 @@ describe('renderCardMarkdown', () => {
     });
   }
 
+  it('never turns an echoed mention tag into a ping', () => {
+    const display = displayCardMarkdown(renderCardMarkdown('<at id=ou_x></at> <at id=all></at> and <at user_id="ou_y">Y</at>'));
+    expect(display).toMatchObject({ shown: '<at id=ou_x></at> <at id=all></at> and <at user_id="ou_y">Y</at>', mentions: [] });
+  });
+
   it('renders every prefix of a reply (a streaming partial) without throwing or leaving a fence open', () => {
     const reply = 'Say **bold and `code <x>`** then:\n\n```js\nconst a = `b` && c;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |';
     for (let end = 1; end <= reply.length; end++) {
