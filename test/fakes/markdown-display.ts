@@ -177,9 +177,12 @@ class Reader {
     }
   }
 
-  /** Text outside code: character references decoded, soft line breaks as the platform shows them. */
+  /**
+   * Text outside code: character references decoded, a line's leading whitespace dropped (as
+   * CommonMark does in a paragraph), soft line breaks as the platform shows them.
+   */
   private prose(raw: string): string {
-    return decodeCharacterReferences(raw).replace(/\n/g, this.rules.softBreak);
+    return decodeCharacterReferences(raw.replace(/\n[ \t]+/g, '\n')).replace(/\n/g, this.rules.softBreak);
   }
 
   /** HTML: each tag as the platform interprets it, the text between tags as prose (newlines as `softBreak`, unless given). */
