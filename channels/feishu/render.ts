@@ -40,13 +40,15 @@ const CARD_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': 
 /**
  * `text` as card markdown that shows exactly `text`. Besides the characters that are markup
  * anywhere, a line's first `#`, `+`, `-`, `=` or the dot of `1.` would start a heading, list or
- * rule, so those are referenced too.
+ * rule, and the colon that opens `:OK:` an emoji, so those are referenced too.
  */
 export function escapeCardText(text: string): string {
   return text
     .replace(CARD_SPECIALS, (c) => CARD_ENTITIES[c] ?? `&#${c.charCodeAt(0)};`)
     .replace(/^([ \t]*)([#+=-])/gm, (_whole, indent: string, lead: string) => `${indent}&#${lead.charCodeAt(0)};`)
-    .replace(/^([ \t]*\d+)([.)])/gm, (_whole, number: string, dot: string) => `${number}&#${dot.charCodeAt(0)};`);
+    .replace(/^([ \t]*\d+)([.)])/gm, (_whole, number: string, dot: string) => `${number}&#${dot.charCodeAt(0)};`)
+    // `:OK:` would be a Feishu emoji.
+    .replace(/:(?=[A-Za-z][A-Za-z0-9_]*:)/g, '&#58;');
 }
 
 /** `[label](url)` for the http(s) links Feishu accepts; any other target as text after its label. */

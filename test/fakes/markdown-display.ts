@@ -21,6 +21,8 @@ export interface DisplayRules {
    * inside them, as outside. Otherwise (CommonMark) their lines show exactly as written.
    */
   isCodeBlockHtml: boolean;
+  /** `:NAME:` in text is an emoji the platform draws (shown here as `[emoji NAME]`). */
+  hasEmojiShortcodes: boolean;
   /** A newline inside a paragraph: a line break (`\n`) or, as in CommonMark, a space. */
   softBreak: '\n' | ' ';
   /**
@@ -182,7 +184,9 @@ class Reader {
    * CommonMark does in a paragraph), soft line breaks as the platform shows them.
    */
   private prose(raw: string): string {
-    return decodeCharacterReferences(raw.replace(/\n[ \t]+/g, '\n')).replace(/\n/g, this.rules.softBreak);
+    const lines = raw.replace(/\n[ \t]+/g, '\n');
+    const drawn = this.rules.hasEmojiShortcodes ? lines.replace(/:([A-Za-z][A-Za-z0-9_]*):/g, '[emoji $1]') : lines;
+    return decodeCharacterReferences(drawn).replace(/\n/g, this.rules.softBreak);
   }
 
   /** HTML: each tag as the platform interprets it, the text between tags as prose (newlines as `softBreak`, unless given). */

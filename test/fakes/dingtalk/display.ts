@@ -22,6 +22,7 @@ export const DINGTALK_MARKDOWN_RULES: DisplayRules = {
   hasStrike: false,
   hasInlineCode: false,
   isCodeBlockHtml: true,
+  hasEmojiShortcodes: false,
   softBreak: ' ',
   tag: (raw) => (/^<br\s*\/?>$/i.test(raw) ? { shown: '\n' } : { shown: '' }),
 };

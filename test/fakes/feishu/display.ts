@@ -13,6 +13,8 @@ import { type Display, type DisplayRules, displayMarkdown } from '../markdown-di
  *   JSON 2.0 cards render HTML ("Cards support some HTML syntax, but you need to use … JSON 2.0",
  *   https://open.feishu.cn/document/common-capabilities/message-card/message-card), so a tag
  *   never shows its own characters; `<at id=ou_…></at>` mentions, and pings, that user.
+ *   `:OK:`, `:DONE:` are Feishu emoji ("飞书表情", Lark's own card reference:
+ *   https://github.com/larksuite/cli/blob/main/skills/lark-im/references/card/components/markdown.md).
  *   Undocumented: HTML character references (`&lt;`, `&#42;`) decode as in HTML; that is how
  *   text shows `<`, `&` and Markdown's characters as typed.
  * - A `text` message shows its text, but for a few tags and links (`displayText`):
@@ -23,6 +25,7 @@ export const FEISHU_CARD_RULES: DisplayRules = {
   hasStrike: true,
   hasInlineCode: true,
   isCodeBlockHtml: false,
+  hasEmojiShortcodes: true,
   softBreak: '\n',
   tag(raw) {
     const at = /^<at\s+(?:id|user_id)\s*=\s*["']?([^"'\s>]+)["']?[^>]*>$/i.exec(raw);

@@ -14,6 +14,10 @@ describe('FakeFeishu display model (card JSON 2.0 markdown)', () => {
     expect(shown.links).toEqual([{ text: '文字', url: 'https://open.feishu.cn/a_b?x=1&y=2' }]);
   });
 
+  it('draws emoji shortcodes, unless a reference breaks them', () => {
+    expect(displayCardMarkdown('done :DONE: &#58;OK: 10:30').shown).toBe('done [emoji DONE] :OK: 10:30');
+  });
+
   it('draws a table in the canonical monospace form', () => {
     expect(displayCardMarkdown('| a | long header |\n|---|---|\n| 1 | x |').shown).toBe('| a   | long header |\n| --- | ----------- |\n| 1   | x           |');
   });

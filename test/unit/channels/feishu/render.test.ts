@@ -9,6 +9,7 @@ describe('renderCardMarkdown', () => {
     ['HTML and references as text', '<b>x</b> &amp; <at id=ou_1></at>', '&lt;b&gt;x&lt;/b&gt; &amp;amp; &lt;at id=ou&#95;1&gt;&lt;/at&gt;'],
     ['markup characters as references', 'a * b_c ~d `e [f] | g \\', 'a &#42; b&#95;c &#126;d &#96;e &#91;f&#93; &#124; g &#92;'],
     ['line-leading list, heading and number markers', '\\- x\n\\# y\n2\\. z', '&#45; x\n&#35; y\n2&#46; z'],
+    ['an emoji shortcode as text', 'ratio 3:2, status :OK: at 10:30', 'ratio 3:2, status &#58;OK: at 10:30'],
     ['emphasis, strike and code', '**b** _i_ ~~s~~ `a && b`', '**b** *i* ~~s~~ `a && b`'],
     ['inline code with backticks', '``a ` b``', '``a ` b``'],
     ['an http link, raw url', '[docs](https://x.example/a_(b)?q=1&r=2)', '[docs](https://x.example/a_%28b%29?q=1&r=2)'],
