@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { escapeDingTalkText, renderDingTalkMarkdown } from '../../../../channels/dingtalk/render.js';
+import { INGRESS_TEXTS } from '../../../../src/channel/ingress/pipeline.js';
 import { openCodeFence } from '../../../../src/channel/markdown.js';
+import { MESSAGES } from '../../../../src/manager/messages.js';
 import { ROUND_TRIP_CASES } from '../../../contract/round-trip.js';
 import { displayMessage } from '../../../fakes/dingtalk/display.js';
 
@@ -39,5 +41,24 @@ describe('renderDingTalkMarkdown', () => {
 
   it('writes server text so it shows as written', () => {
     expect(displayMessage('card', escapeDingTalkText('⏳ *Working* on <it>...\nnext')).shown).toBe('⏳ *Working* on <it>...\nnext');
+  });
+});
+
+describe("core's own messages", () => {
+  // Rendered as Markdown like the agent's text: none holds markup, so each must show exactly as written.
+  const texts = [
+    ...Object.entries(MESSAGES)
+      .filter(([name, value]) => typeof value === 'string' && name !== 'streamingCursor')
+      .map(([, value]) => value as string),
+    MESSAGES.unknownCommand('nosuch', ['help', 'new']),
+    MESSAGES.modelList(['gpt_4o_mini', 'qwen-2.5']),
+    MESSAGES.agentList('default', [{ name: 'db_admin', description: 'runs <sql> & reports' }]),
+    MESSAGES.attachmentUnavailable('PLATFORM', 'a_b.pdf', 'too big'),
+    INGRESS_TEXTS.busy,
+  ];
+  const show = (markdown: string) => displayMessage('markdown', markdown).shown;
+  const render = renderDingTalkMarkdown;
+  it.each(texts)('%s', (text) => {
+    expect(show(render(text))).toBe(text);
   });
 });

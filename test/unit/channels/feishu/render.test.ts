@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { escapeCardText, renderCardMarkdown, withSourcePreview } from '../../../../channels/feishu/render.js';
+import { INGRESS_TEXTS } from '../../../../src/channel/ingress/pipeline.js';
 import { openCodeFence } from '../../../../src/channel/markdown.js';
+import { MESSAGES } from '../../../../src/manager/messages.js';
 import { ROUND_TRIP_CASES } from '../../../contract/round-trip.js';
 import { displayCardMarkdown } from '../../../fakes/feishu/display.js';
 
@@ -50,5 +52,24 @@ describe('escapeCardText and withSourcePreview', () => {
   it('show server text and the quoted preview as written', () => {
     expect(displayCardMarkdown(escapeCardText('⏳ *Working* on <it>...')).shown).toBe('⏳ *Working* on <it>...');
     expect(withSourcePreview('The answer.', 'what is\n**x** < y?')).toBe('> what is\n> &#42;&#42;x&#42;&#42; &lt; y?\n\nThe answer.');
+  });
+});
+
+describe("core's own messages", () => {
+  // Rendered as Markdown like the agent's text: none holds markup, so each must show exactly as written.
+  const texts = [
+    ...Object.entries(MESSAGES)
+      .filter(([name, value]) => typeof value === 'string' && name !== 'streamingCursor')
+      .map(([, value]) => value as string),
+    MESSAGES.unknownCommand('nosuch', ['help', 'new']),
+    MESSAGES.modelList(['gpt_4o_mini', 'qwen-2.5']),
+    MESSAGES.agentList('default', [{ name: 'db_admin', description: 'runs <sql> & reports' }]),
+    MESSAGES.attachmentUnavailable('PLATFORM', 'a_b.pdf', 'too big'),
+    INGRESS_TEXTS.busy,
+  ];
+  const show = (card: string) => displayCardMarkdown(card).shown;
+  const render = renderCardMarkdown;
+  it.each(texts)('%s', (text) => {
+    expect(show(render(text))).toBe(text);
   });
 });
