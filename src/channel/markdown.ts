@@ -197,7 +197,21 @@ class Walker {
   }
 
   inline(tokens: Token[] | undefined): string {
-    return (tokens ?? []).map((token) => this.inlineToken(token)).join('');
+    let out = '';
+    // Adjacent text and backslash escapes are one run of text for the dialect, so a rule about
+    // where text stands (a line-leading `2.` must not start a list) sees all of it.
+    let text = '';
+    for (const token of tokens ?? []) {
+      const literal = literalText(token);
+      if (literal !== undefined) {
+        text += literal;
+        continue;
+      }
+      if (text !== '') out += this.dialect.text(text);
+      text = '';
+      out += this.inlineToken(token);
+    }
+    return text === '' ? out : out + this.dialect.text(text);
   }
 
   private inlineToken(token: Token): string {
@@ -235,6 +249,14 @@ class Walker {
   }
 }
 
+/** The characters a plain text or escape token stands for; `undefined` for any other token. */
+function literalText(token: Token): string | undefined {
+  if (token.type === 'escape') return (token as Tokens.Escape).text;
+  // `raw`, not `text`: marked decodes character references in `text`, and they are text to us.
+  if (token.type === 'text' && !(token as Tokens.Text).tokens) return token.raw;
+  return undefined;
+}
+
 /** Inline tokens' visible text, without markup (a table cell's width). */
 function plainInline(tokens: Token[] | undefined): string {
   return new Walker(PLAIN_TEXT_DIALECT).inline(tokens);
@@ -247,4 +269,41 @@ function pad(text: string, width: number): string {
 /** Code points, so an emoji or a CJK character counts once (close enough for a monospace column). */
 function displayWidth(text: string): number {
   return [...text].length;
+}
+
+/**
+ * The opening line (fence and info string) of a fenced code block that `markdown` leaves open at
+ * its end, else `undefined`: a split cut the block, and the next part must reopen it.
+ */
+export function openCodeFence(markdown: string): string | undefined {
+  const last = lexMarkdown(markdown)
+    .filter((token) => token.type !== 'space')
+    .at(-1);
+  if (last?.type !== 'code') return undefined;
+  const opening = /^ {0,3}(`{3,}|~{3,})[^\n]*/.exec(last.raw);
+  if (!opening) return undefined;
+  const fence = opening[1] as string;
+  const lines = last.raw.replace(/\n+$/, '').split('\n');
+  const closing = lines.length > 1 ? (lines.at(-1) ?? '').trim() : '';
+  const isClosed = closing.length >= fence.length && closing === (fence[0] as string).repeat(closing.length);
+  return isClosed ? undefined : opening[0].trimStart();
+}
+
+/**
+ * Renders the parts of one split reply, in order, each on its own: a part that continues the one
+ * before it and starts inside a code block that part left open reopens the block (the walker
+ * closes a block that is open at the end of a part), so no part shows a stray fence or code as
+ * prose.
+ */
+export class SplitPartRenderer {
+  private openFence: string | undefined;
+
+  constructor(private readonly dialect: MarkdownDialect) {}
+
+  /** `continuesPrevious`: this part comes right after the last one rendered, in the same reply. */
+  render(part: string, continuesPrevious: boolean): string {
+    const source = continuesPrevious && this.openFence !== undefined ? `${this.openFence}\n${part}` : part;
+    this.openFence = openCodeFence(source);
+    return renderMarkdown(source, this.dialect);
+  }
 }
