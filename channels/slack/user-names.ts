@@ -3,7 +3,9 @@
  * Slack's events carry no names for a mention picked without a label, so each name is asked of
  * `users.info` once and kept: a name for `nameTtlMs`, a failed lookup (no `users:read` scope, an
  * unknown or deleted member, a rate limit) for `failureTtlMs`, so a message never waits on Slack
- * for a name it asked about recently. At most `maxEntries` are kept; the oldest goes first.
+ * for a name it asked about recently. A message waits at most `waitMs` for its names; a lookup
+ * that outlasted one message's wait makes no later message wait while it runs. At most
+ * `maxEntries` are kept; the oldest goes first.
  */
 
 export interface SlackUserNamesOptions {
@@ -23,6 +25,9 @@ export interface SlackUserNamesOptions {
 interface Entry {
   name: Promise<string | undefined>;
   expiresAt: number;
+  isSettled: boolean;
+  /** A message already waited `waitMs` for it: later ones do not wait again while it runs. */
+  isSlow: boolean;
 }
 
 export class SlackUserNames {
@@ -34,16 +39,21 @@ export class SlackUserNames {
   async namesOf(userIds: readonly string[]): Promise<Map<string, string>> {
     const names = new Map<string, string>();
     if (userIds.length === 0) return names;
-    const lookups = userIds.map(async (id) => {
-      const name = await this.entryOf(id).name;
+    const entries = userIds.map((id) => ({ id, entry: this.entryOf(id) }));
+    const waitedFor = entries.filter(({ entry }) => entry.isSettled || !entry.isSlow);
+    const lookups = waitedFor.map(async ({ id, entry }) => {
+      const name = await entry.name;
       if (name !== undefined) names.set(id, name);
     });
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.options.waitMs ?? 2000);
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.options.waitMs ?? 2000);
     });
-    await Promise.race([Promise.all(lookups), deadline]);
+    const outcome = await Promise.race([Promise.all(lookups), deadline]);
     clearTimeout(timer);
+    if (outcome === 'late') {
+      for (const { entry } of waitedFor) if (!entry.isSettled) entry.isSlow = true;
+    }
     return new Map(names);
   }
 
@@ -52,19 +62,24 @@ export class SlackUserNames {
     const cached = this.entries.get(userId);
     if (cached && cached.expiresAt > now()) return cached;
     this.entries.delete(userId);
+    const failureTtlMs = this.options.failureTtlMs ?? 300_000;
     const entry: Entry = {
       name: this.options.lookup(userId).then(
         (name) => {
+          entry.isSettled = true;
           entry.expiresAt = now() + (this.options.nameTtlMs ?? 3_600_000);
           return name;
         },
         () => {
-          entry.expiresAt = now() + (this.options.failureTtlMs ?? 300_000);
+          entry.isSettled = true;
+          entry.expiresAt = now() + failureTtlMs;
           return undefined;
         },
       ),
-      // While the lookup runs, every message asking shares it.
-      expiresAt: Number.POSITIVE_INFINITY,
+      // While the lookup runs, every message asking shares it; one that hangs is given up like a failure.
+      expiresAt: now() + failureTtlMs,
+      isSettled: false,
+      isSlow: false,
     };
     this.entries.set(userId, entry);
     const maxEntries = this.options.maxEntries ?? 1000;
