@@ -26,6 +26,12 @@ export class SlackApi {
     return user?.profile?.display_name || user?.profile?.real_name || user?.real_name || user?.name || undefined;
   }
 
+  /** conversations.info: the channel's name; undefined for a DM. Needs `channels:read` (`groups:read` for private channels). */
+  async channelName(channelId: string): Promise<string | undefined> {
+    const result = await this.call('conversations.info', () => this.client.conversations.info({ channel: channelId }));
+    return result.channel?.name || undefined;
+  }
+
   /** chat.postMessage of mrkdwn `text`, in the thread `threadTs` when given; resolves with the new ts. */
   async postMessage(channel: string, text: string, threadTs?: string): Promise<string> {
     const result = await this.call('chat.postMessage', () =>

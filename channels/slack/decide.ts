@@ -17,8 +17,10 @@ export interface DecideContext {
   canBind: boolean;
   /** Our bot's name, shown for a mention of it that does not lead the message. */
   botName?: string;
-  /** Display names of members the text mentions without a label (`SlackUserNames`), by id. */
+  /** Display names of members the text mentions without a label (`SlackNameCache`), by id. */
   userNames?: ReadonlyMap<string, string>;
+  /** Names of channels the text references without a label, by id. */
+  channelNames?: ReadonlyMap<string, string>;
 }
 
 /**

@@ -9,7 +9,7 @@
  * | `&amp;` `&lt;` `&gt;` | `&` `<` `>` (no other entity: a typed `&nbsp;` stays) |
  * | `<@U123\|alice>` / `<@U123>` | `@alice` / `@<display name>` (looked up; `@U123` when unknown) |
  * | `<@UBOT>` leading the message | nothing (elsewhere: `@<bot name>`) |
- * | `<#C123\|general>` / `<#C123>` | `#general` / `#C123` |
+ * | `<#C123\|general>` / `<#C123>` | `#general` / `#<channel name>` (looked up; `#C123` when unknown) |
  * | `<!here>` `<!channel>` `<!everyone>` | `@here` `@channel` `@everyone` |
  * | `<!subteam^S1\|@team>`, `<!date^…\|fallback>` | the label: `@team`, `fallback` |
  * | `<https://x\|label>` | `label (https://x)`; the url alone when the label is the url (with or without its scheme) |
@@ -26,8 +26,10 @@ export interface InboundTextContext {
   botUserId: string;
   /** Our bot's name, for a mention of it anywhere but the start; default its id. */
   botName?: string;
-  /** Display names of members mentioned without a label, by id (`SlackUserNames`). */
+  /** Display names of members mentioned without a label, by id (`SlackNameCache`). */
   userNames?: ReadonlyMap<string, string>;
+  /** Names of channels referenced without a label, by id (`SlackNameCache`). */
+  channelNames?: ReadonlyMap<string, string>;
 }
 
 const CONTROL_SEQUENCE = /<([^<>]*)>/g;
@@ -48,8 +50,13 @@ export function decodeInboundText(text: string, context: InboundTextContext): st
 
 /** Members mentioned by id only (`<@U123>`, not `<@U123|name>`), other than our bot: the names to look up. */
 export function unlabelledMentions(text: string, botUserId: string): string[] {
-  const ids = [...text.matchAll(/<@([UW][A-Z0-9]+)>/g)].map((match) => match[1] as string);
+  const ids = [...text.matchAll(/<@([UW][A-Z0-9]+)\|?>/g)].map((match) => match[1] as string);
   return [...new Set(ids)].filter((id) => id !== botUserId);
+}
+
+/** Channels referenced by id only (`<#C123>` or `<#C123|>`): the names to look up. */
+export function unlabelledChannels(text: string): string[] {
+  return [...new Set([...text.matchAll(/<#([CGD][A-Z0-9]+)\|?>/g)].map((match) => match[1] as string))];
 }
 
 /**
@@ -76,7 +83,10 @@ function readableSequence(inner: string, context: InboundTextContext): string {
     if (id === context.botUserId) return `@${context.botName ?? id}`;
     return `@${context.userNames?.get(id) ?? id}`;
   }
-  if (target.startsWith('#')) return `#${label === '' ? target.slice(1) : label}`;
+  if (target.startsWith('#')) {
+    const id = target.slice(1);
+    return `#${label === '' ? (context.channelNames?.get(id) ?? id) : label}`;
+  }
   if (target.startsWith('!')) {
     if (label !== '') return label;
     const special = target.slice(1);

@@ -16,9 +16,9 @@ import { SLACK_REACTIONS } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
 import { type DecideContext, decideEvent } from './decide.js';
 import { slackEventCallbackSchema, slackMessageEventSchema } from './events.js';
-import { unlabelledMentions } from './inbound-text.js';
+import { unlabelledChannels, unlabelledMentions } from './inbound-text.js';
 import { mrkdwnText } from './render.js';
-import { SlackUserNames } from './user-names.js';
+import { SlackNameCache } from './name-cache.js';
 
 /** Everything this adapter says to users by itself (reference §6.1). */
 export const SLACK_REPLIES = { working: 'Working on it...' } as const;
@@ -59,10 +59,12 @@ export class SlackIngress {
   private readonly logger: Logger;
   private readonly pipeline: IngressPipeline;
   private readonly runner: IngressRunner;
-  private readonly userNames: SlackUserNames;
+  private readonly userNames: SlackNameCache;
+  private readonly channelNames: SlackNameCache;
 
   constructor(private readonly options: SlackIngressOptions) {
-    this.userNames = new SlackUserNames({ lookup: (userId) => options.api.userName(userId), now: options.deps.now });
+    this.userNames = new SlackNameCache({ lookup: (userId) => options.api.userName(userId), now: options.deps.now });
+    this.channelNames = new SlackNameCache({ lookup: (channelId) => options.api.channelName(channelId), now: options.deps.now });
     this.allowedUsers = new Set(options.allowedUsers);
     this.commandNames = new Set(options.deps.commands.map((command) => command.name));
     this.logger = options.deps.logger;
@@ -245,12 +247,15 @@ export class SlackIngress {
       ...(identity.botName === undefined ? {} : { botName: identity.botName }),
     };
     const decision = decideEvent(event, context);
-    // Names for mentions without a label, asked for (or found cached) while earlier messages of the channel are admitted.
-    const mentioned = decision.kind === 'ignore' ? [] : unlabelledMentions(event.text ?? '', identity.botUserId);
-    const names = mentioned.length === 0 ? undefined : this.userNames.namesOf(mentioned);
+    // Names for references without a label, asked for (or found cached) while earlier messages of the channel are admitted.
+    const text = decision.kind === 'ignore' ? '' : (event.text ?? '');
+    const [members, channels] = [unlabelledMentions(text, identity.botUserId), unlabelledChannels(text)];
+    const names =
+      members.length + channels.length === 0 ? undefined : Promise.all([this.userNames.namesOf(members), this.channelNames.namesOf(channels)]);
     void this.runner.run(event.channel, async () => {
-      const named = names === undefined ? decision : decideEvent(event, { ...context, userNames: await names });
-      return this.pipeline.admit(named, receivedAt);
+      if (names === undefined) return this.pipeline.admit(decision, receivedAt);
+      const [userNames, channelNames] = await names;
+      return this.pipeline.admit(decideEvent(event, { ...context, userNames, channelNames }), receivedAt);
     });
   }
 

@@ -117,6 +117,8 @@ export class FakeSlack {
   connectionsOpened = 0;
   /** Members `users.info` knows, by id. */
   readonly users = new Map<string, { name: string; displayName: string; realName: string }>();
+  /** Channel names `conversations.info` knows, by id. */
+  readonly channelNames = new Map<string, string>();
 
   private readonly recorded: RecordedCall[] = [];
   private readonly store: MessageStore;
@@ -490,6 +492,12 @@ export class FakeSlack {
         return {
           user: { id, team_id: TEAM_ID, name: user.name, real_name: user.realName, profile: { display_name: user.displayName, real_name: user.realName } },
         };
+      }
+      case 'conversations.info': {
+        const id = String(params.channel ?? '');
+        const name = this.channelNames.get(id);
+        if (name === undefined) throw new SlackApiFailure('channel_not_found');
+        return { channel: { id, name, is_channel: true } };
       }
       case 'reactions.add':
         store.addReaction(params);

@@ -92,13 +92,14 @@ describe('Slack ingress', () => {
   it('strips only our own leading mention, names the others (asking users.info once); a reply in a thread continues the thread', async () => {
     const { fake, intake } = await startSlack();
     fake.users.set('U0OTHER1', { name: 'olga.o', displayName: 'Olga', realName: 'Olga Olsen' });
-    const root = await fake.sendUserMessage(mention(fake, 'deploy <@U0OTHER1> please, not <@U0GONE01>'));
+    fake.channelNames.set('C0DEPLOY', 'deploys');
+    const root = await fake.sendUserMessage(mention(fake, 'deploy <@U0OTHER1> please, not <@U0GONE01>, see <#C0DEPLOY>'));
     await fake.sendUserMessage(mention(fake, 'and more & <more>', { threadTs: root.ts }));
     await fake.sendUserMessage({ channel: CHANNEL, channelType: 'channel', user: ALICE, text: '<@U0OTHER1> over to you' });
     await intake.waitUntil(() => intake.committed.length === 3);
     expect(intake.committed.map((m) => [m.text, m.topicId, m.isPrivateChat])).toEqual([
       // A member Slack does not know (users.info: user_not_found) keeps the id.
-      ['deploy @Olga please, not @U0GONE01', root.ts, false],
+      ['deploy @Olga please, not @U0GONE01, see #deploys', root.ts, false],
       ['and more & <more>', root.ts, false],
       ['@Olga over to you', expect.not.stringMatching(root.ts), false],
     ]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeInboundText, stripLeadingMention, unlabelledMentions } from '../../../../channels/slack/inbound-text.js';
+import { decodeInboundText, stripLeadingMention, unlabelledChannels, unlabelledMentions } from '../../../../channels/slack/inbound-text.js';
 
-const CONTEXT = { botUserId: 'UBOT', botName: 'deerflow', userNames: new Map([['U2BOB', 'bob']]) };
+const CONTEXT = { botUserId: 'UBOT', botName: 'deerflow', userNames: new Map([['U2BOB', 'bob']]), channelNames: new Map([['C456', 'random']]) };
 
 /** Event `text` as Slack sends it (https://docs.slack.dev/messaging/formatting-message-text) → what the model reads. */
 describe('decodeInboundText', () => {
@@ -16,7 +16,7 @@ describe('decodeInboundText', () => {
     ['a labelled mention', '<@U9|alice> hi', '@alice hi'],
     ['a mention by id, looked up', 'ping <@U2BOB>', 'ping @bob'],
     ['a mention nobody could name', 'ping <@U404>', 'ping @U404'],
-    ['channels', '<#C123|general> and <#C456>', '#general and #C456'],
+    ['channels, labelled, looked up, or neither', '<#C123|general>, <#C456>, <#C456|> and <#C789>', '#general, #random, #random and #C789'],
     ['special mentions', '<!here> <!channel> <!everyone>', '@here @channel @everyone'],
     ['a user group and a date', '<!subteam^SAZ94GDB8|@oncall> at <!date^1392734382^{date_short}|Feb 18, 2014>', '@oncall at Feb 18, 2014'],
     ['a labelled link', 'read <https://x.dev/a_b?x=1&amp;y=2|the docs> first', 'read the docs (https://x.dev/a_b?x=1&y=2) first'],
@@ -34,9 +34,13 @@ describe('decodeInboundText', () => {
   });
 });
 
-describe('unlabelledMentions', () => {
-  it('lists members mentioned by id only, once each, not our bot', () => {
-    expect(unlabelledMentions('<@UBOT> <@U1> <@W2> <@U1> <@U3|carol> <#C1>', 'UBOT')).toEqual(['U1', 'W2']);
+describe('unlabelledMentions and unlabelledChannels', () => {
+  it('list the ids referenced without a name, once each, not our bot', () => {
+    const text = '<@UBOT> <@U1> <@W2> <@U1> <@U3|carol> <#C1> <#C2|> <#C3|general> <#C1>';
+    expect([unlabelledMentions(text, 'UBOT'), unlabelledChannels(text)]).toEqual([
+      ['U1', 'W2'],
+      ['C1', 'C2'],
+    ]);
   });
 });
 

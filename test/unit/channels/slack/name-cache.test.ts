@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SlackUserNames } from '../../../../channels/slack/user-names.js';
+import { SlackNameCache } from '../../../../channels/slack/name-cache.js';
 
 /** A users.info stand-in whose answers the test releases; counts what was asked. */
 function directory() {
@@ -17,7 +17,7 @@ function directory() {
   };
 }
 
-describe('SlackUserNames', () => {
+describe('SlackNameCache', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -25,7 +25,7 @@ describe('SlackUserNames', () => {
   it('asks once per member, shares a lookup under way, and keeps the name until it expires', async () => {
     let now = 0;
     const users = directory();
-    const names = new SlackUserNames({ lookup: users.lookup, now: () => now, nameTtlMs: 1000 });
+    const names = new SlackNameCache({ lookup: users.lookup, now: () => now, nameTtlMs: 1000 });
     const first = names.namesOf(['U1', 'U2']);
     const second = names.namesOf(['U1']);
     users.answer('U1', 'alice');
@@ -44,7 +44,7 @@ describe('SlackUserNames', () => {
   it('remembers a failed lookup for failureTtlMs, then asks again', async () => {
     let now = 0;
     const users = directory();
-    const names = new SlackUserNames({ lookup: users.lookup, now: () => now, failureTtlMs: 500 });
+    const names = new SlackNameCache({ lookup: users.lookup, now: () => now, failureTtlMs: 500 });
     const failed = names.namesOf(['U1']);
     users.fail('U1');
     expect(await failed).toEqual(new Map());
@@ -60,7 +60,7 @@ describe('SlackUserNames', () => {
   it('gives a message what arrived within waitMs; a later message gets the rest', async () => {
     vi.useFakeTimers();
     const users = directory();
-    const names = new SlackUserNames({ lookup: users.lookup, now: () => 0, waitMs: 2000 });
+    const names = new SlackNameCache({ lookup: users.lookup, now: () => 0, waitMs: 2000 });
     const waiting = names.namesOf(['U1', 'U2']);
     users.answer('U1', 'alice');
     await vi.advanceTimersByTimeAsync(2000);
@@ -75,7 +75,7 @@ describe('SlackUserNames', () => {
 
   it('keeps at most maxEntries members, dropping the oldest', async () => {
     const users = directory();
-    const names = new SlackUserNames({ lookup: users.lookup, now: () => 0, maxEntries: 2 });
+    const names = new SlackNameCache({ lookup: users.lookup, now: () => 0, maxEntries: 2 });
     for (const id of ['U1', 'U2', 'U3']) {
       const looking = names.namesOf([id]);
       users.answer(id, id.toLowerCase());

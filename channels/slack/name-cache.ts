@@ -1,18 +1,18 @@
 /**
- * Display names of workspace members for the `<@U…>` mentions the model reads (issue #20).
- * Slack's events carry no names for a mention picked without a label, so each name is asked of
- * `users.info` once and kept: a name for `nameTtlMs`, a failed lookup (no `users:read` scope, an
- * unknown or deleted member, a rate limit) for `failureTtlMs`, so a message never waits on Slack
+ * Names for the `<@U…>` member and `<#C…>` channel references the model reads (issue #20).
+ * Slack's events carry no name for a reference without a label, so each name is asked of Slack
+ * (`users.info`, `conversations.info`) once and kept: a name for `nameTtlMs`, a failed lookup (a
+ * missing scope, an unknown or deleted id, a rate limit) for `failureTtlMs`, so a message never waits on Slack
  * for a name it asked about recently. A message waits at most `waitMs` for its names; a lookup
  * that outlasted one message's wait makes no later message wait while it runs. At most
  * `maxEntries` are kept; the oldest goes first.
  */
 
-export interface SlackUserNamesOptions {
-  /** Resolves with the member's display name, or undefined when Slack has none; may reject. */
-  lookup(userId: string): Promise<string | undefined>;
+export interface SlackNameCacheOptions {
+  /** Resolves with the name of `id`, or undefined when Slack has none; may reject. */
+  lookup(id: string): Promise<string | undefined>;
   now: () => number;
-  /** How long a name is kept, in ms; default one hour (people rename themselves rarely). */
+  /** How long a name is kept, in ms; default one hour (people and channels are renamed rarely). */
   nameTtlMs?: number;
   /** How long a failed lookup is remembered, in ms; default five minutes. */
   failureTtlMs?: number;
@@ -30,16 +30,16 @@ interface Entry {
   isSlow: boolean;
 }
 
-export class SlackUserNames {
+export class SlackNameCache {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly options: SlackUserNamesOptions) {}
+  constructor(private readonly options: SlackNameCacheOptions) {}
 
-  /** Names of `userIds` that are known or arrive within `waitMs`; ids without one are left out. Never rejects. */
-  async namesOf(userIds: readonly string[]): Promise<Map<string, string>> {
+  /** Names of `ids` that are known or arrive within `waitMs`; ids without one are left out. Never rejects. */
+  async namesOf(ids: readonly string[]): Promise<Map<string, string>> {
     const names = new Map<string, string>();
-    if (userIds.length === 0) return names;
-    const entries = userIds.map((id) => ({ id, entry: this.entryOf(id) }));
+    if (ids.length === 0) return names;
+    const entries = ids.map((id) => ({ id, entry: this.entryOf(id) }));
     const waitedFor = entries.filter(({ entry }) => entry.isSettled || !entry.isSlow);
     const lookups = waitedFor.map(async ({ id, entry }) => {
       const name = await entry.name;
@@ -57,14 +57,14 @@ export class SlackUserNames {
     return new Map(names);
   }
 
-  private entryOf(userId: string): Entry {
+  private entryOf(id: string): Entry {
     const { now } = this.options;
-    const cached = this.entries.get(userId);
+    const cached = this.entries.get(id);
     if (cached && cached.expiresAt > now()) return cached;
-    this.entries.delete(userId);
+    this.entries.delete(id);
     const failureTtlMs = this.options.failureTtlMs ?? 300_000;
     const entry: Entry = {
-      name: this.options.lookup(userId).then(
+      name: this.options.lookup(id).then(
         (name) => {
           entry.isSettled = true;
           entry.expiresAt = now() + (this.options.nameTtlMs ?? 3_600_000);
@@ -81,7 +81,7 @@ export class SlackUserNames {
       isSettled: false,
       isSlow: false,
     };
-    this.entries.set(userId, entry);
+    this.entries.set(id, entry);
     const maxEntries = this.options.maxEntries ?? 1000;
     for (const oldest of this.entries.keys()) {
       if (this.entries.size <= maxEntries) break;
