@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fenceLeftOpen, mrkdwnText, renderMarkdownText, renderMrkdwn, renderStreamingMarkdownText } from '../../../../channels/slack/render.js';
+import { MESSAGES } from '../../../../src/manager/messages.js';
 import { ROUND_TRIP_CASES } from '../../../contract/round-trip.js';
 import { displayMarkdown, displayMrkdwn } from '../../../fakes/slack/display.js';
 
@@ -41,6 +42,21 @@ describe('renderMrkdwn', () => {
       expect([roundTrip.name, display.shown]).toEqual([roundTrip.name, roundTrip.shown]);
       if (roundTrip.links) expect(display.links).toEqual(roundTrip.links);
     }
+  });
+});
+
+describe("core's own texts, sent as replies", () => {
+  it('show as written once rendered like any answer', () => {
+    const texts = [
+      ...(Object.values(MESSAGES) as unknown[]).filter((text): text is string => typeof text === 'string'),
+      MESSAGES.modelList(['gpt-4o', 'my_model_v2']),
+      MESSAGES.unknownCommand('foo_bar', ['new', 'help']),
+      MESSAGES.agentList('default', [{ name: 'code_review', description: 'reviews <diffs> & more' }]),
+      MESSAGES.attachmentUnavailable('slack', 'a_b*c.png', 'download failed'),
+      MESSAGES.agentUnavailable('x_y', ['default', 'code_review']),
+      MESSAGES.memoryCount(3),
+    ];
+    expect(texts.map((text) => displayMrkdwn(renderMrkdwn(text)).shown)).toEqual(texts);
   });
 });
 
