@@ -45,6 +45,8 @@ async function startFakeTelegram(allowedUsers: string[] = []): Promise<PlatformH
         history: m.history,
         sentAt: m.sentAt,
         editedAt: m.editedAt,
+        shown: m.display.shown,
+        links: m.display.links,
       })),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
