@@ -72,5 +72,7 @@ channelContract({
   minEditIntervalMs: 1000,
   // An update the intake refused is not confirmed: Telegram keeps it for the next poll.
   keepsRefusedMessages: true,
+  // Every case shows exactly: HTML parse mode escapes only & < >, and bullets and tables are text.
+  roundTrip: { exceptions: {} },
   startPlatform: ({ allowedUsers }) => startFakeTelegram(allowedUsers),
 });
