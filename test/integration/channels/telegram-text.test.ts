@@ -110,6 +110,17 @@ describe('Telegram text out: the agent’s Markdown as Telegram shows it', () =>
     expect(code.map((m) => m.text).join('\n')).toBe(lines.join('\n'));
   });
 
+  it('after a part fails, leaves the Markdown of the parts not shown, to continue after the last part shown', async () => {
+    const { fake, inbound, reply } = await written({ chatId: PRIVATE, text: 'question' });
+    const paragraphs = ['a', 'b', 'c'].map((letter) => `**${letter}** ${letter.repeat(3000)}`);
+    fake.failNext('sendMessage', { errorCode: 403, description: 'Forbidden: bot was blocked by the user' });
+    await expect(reply.finish(paragraphs.join('\n\n'))).rejects.toMatchObject({ code: 'CHANNEL_REJECTED' });
+    expect(fake.botMessages(PRIVATE).map((m) => m.text)).toEqual([`a ${'a'.repeat(3000)}`]);
+    const left = reply.finalLeft?.();
+    expect(left?.anchor).toEqual({ messageId: inbound.replyTo.placeholderId });
+    expect(left?.text.trim()).toBe(`${paragraphs[1]}\n\n${paragraphs[2]}`);
+  });
+
   it('counts an edit that would show the same text and formatting as delivered ("message is not modified")', async () => {
     const { fake, inbound, reply } = await written({ chatId: PRIVATE, text: 'question' });
     reply.update('**done**');
