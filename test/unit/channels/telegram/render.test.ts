@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { renderTelegramMessage, renderTelegramPartial, splitTelegramMarkdown } from '../../../../channels/telegram/render.js';
 import { MESSAGES } from '../../../../src/manager/messages.js';
+import { SCHEDULE_MESSAGES } from '../../../../src/schedules/messages.js';
+import { WHEN_MESSAGES } from '../../../../src/schedules/when.js';
 import { parseHtml } from '../../../fakes/telegram/parse-mode.js';
 
 /** What Telegram would hold after parsing the HTML: the fake's parser referees the renderer. */
@@ -37,10 +39,23 @@ describe('renderTelegramMessage: the agent’s Markdown in parse mode HTML, esca
     expect(renderTelegramMessage(markdown).plainText).toBe('a & b <c>');
   });
 
-  it('shows every text the server itself writes as written', () => {
-    const texts: string[] = Object.values(MESSAGES).filter((text) => typeof text === 'string');
-    texts.push(MESSAGES.modelList(['gpt-4o', 'my_model']), MESSAGES.unknownCommand('x_y', ['new', 'help']), MESSAGES.attachmentUnavailable('telegram', 'a_b.pdf', 'too big'));
-    expect(texts.map((text) => shown(text).text)).toEqual(texts);
+  it('shows every text the server itself writes as written, a `quoted` command in monospace', () => {
+    const texts: string[] = [MESSAGES, SCHEDULE_MESSAGES, WHEN_MESSAGES].flatMap((messages) => Object.values(messages).filter((text) => typeof text === 'string'));
+    texts.push(
+      MESSAGES.modelList(['gpt-4o', 'my_model']),
+      MESSAGES.unknownCommand('x_y', ['new', 'help']),
+      MESSAGES.attachmentUnavailable('telegram', 'a_b.pdf', 'too big'),
+      MESSAGES.skillDisabled('data-analysis'),
+      SCHEDULE_MESSAGES.listLine('ab12cd', 'every 2 hours', 'paused', 'check <services> & report'),
+      WHEN_MESSAGES.invalidCron('0 9 * *', 'four fields'),
+    );
+    const asShown = (text: string) => text.replace(/`([^`]+)`/g, '$1');
+    expect(texts.map((text) => shown(text).text)).toEqual(texts.map(asShown));
+  });
+
+  it('reads what a person wrote, quoted inside a server text, as Markdown like the rest (core does not mark it apart)', () => {
+    const text = SCHEDULE_MESSAGES.listLine('ab12cd', 'every 2 hours', 'paused', 'check *all* services');
+    expect(shown(text)).toEqual({ text: '• ab12cd — every 2 hours — paused — check all services', entities: [{ type: 'italic', offset: 42, length: 3 }] });
   });
 });
 
