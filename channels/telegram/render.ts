@@ -37,7 +37,9 @@ export const TELEGRAM_HTML_DIALECT: MarkdownDialect = {
   emphasis: (inner) => `<i>${inner}</i>`,
   strike: (inner) => `<s>${inner}</s>`,
   inlineCode: (code) => `<code>${escapeHtml(code)}</code>`,
-  link: (label, url) => {
+  link: (written, url) => {
+    // An empty label would hide the link altogether.
+    const label = written === '' ? escapeHtml(url) : written;
     if (LINKABLE_URL.test(url)) return `<a href="${escapeAttribute(url)}">${label}</a>`;
     return label === escapeHtml(url) ? label : `${label} (${escapeHtml(url)})`;
   },
@@ -64,7 +66,11 @@ function plainTextOf(html: string): string {
 
 function render(markdown: string): TelegramMessageText {
   const html = renderMarkdown(markdown, TELEGRAM_HTML_DIALECT);
-  return { html, plainText: plainTextOf(html) };
+  const plainText = plainTextOf(html);
+  // Markdown that shows nothing (only a link definition, an empty link) would be refused as an
+  // empty message: it shows as written instead.
+  if (plainText.trim() === '' && markdown.trim() !== '') return { html: escapeHtml(markdown), plainText: markdown };
+  return { html, plainText };
 }
 
 /** Whether `markdown` renders within one message: Telegram counts the text after entity parsing. */

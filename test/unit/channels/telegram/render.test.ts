@@ -18,6 +18,8 @@ describe('renderTelegramMessage: the agent’s Markdown in parse mode HTML, esca
     ['**bold** _it_ ~~gone~~ `a<b`', '<b>bold</b> <i>it</i> <s>gone</s> <code>a&lt;b</code>'],
     ['[docs](https://e.com/?a=1&b="2")', '<a href="https://e.com/?a=1&amp;b=&quot;2&quot;">docs</a>'],
     ['[notes](./notes.md)', 'notes (./notes.md)'],
+    ['[](https://e.com/)', '<a href="https://e.com/">https://e.com/</a>'],
+    ['[docs]: https://e.com/', '[docs]: https://e.com/'],
     ['```py\nif a < b:\n```', '<pre><code class="language-py">if a &lt; b:</code></pre>'],
     ['```"><script>\nx\n```', '<pre>x</pre>'],
     ['# Title', '<b>Title</b>'],
