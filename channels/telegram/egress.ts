@@ -8,7 +8,7 @@ import { isCantParseEntities, isMessageNotModified, toChannelError } from './err
 import { parseTelegramId } from './ids.js';
 import { TELEGRAM_LIMITS } from './limits.js';
 import type { GroupPacer } from './pacing.js';
-import { renderTelegramPartial, type TelegramMessageText } from './render.js';
+import { renderWithinOneMessage, type TelegramMessageText } from './render.js';
 import { createTelegramReply } from './reply.js';
 
 /** Attempts per final message while Telegram answers 429 (each waits out `retry_after`). */
@@ -126,8 +126,8 @@ export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgr
       // Each text the reply hands over is Markdown that fits one message (a final's part) or a partial to cut.
       const primitives: EditPrimitives = {
         send: (markdown, replyToMessageId) =>
-          pacer.send(target.chatId, () => sendTelegramMessage(api, chatId, renderTelegramPartial(markdown), logger, replyToMessageId)),
-        edit: (messageId, markdown) => pacer.send(target.chatId, () => editTelegramMessage(api, chatId, messageId, renderTelegramPartial(markdown), logger)),
+          pacer.send(target.chatId, () => sendTelegramMessage(api, chatId, renderWithinOneMessage(markdown), logger, replyToMessageId)),
+        edit: (messageId, markdown) => pacer.send(target.chatId, () => editTelegramMessage(api, chatId, messageId, renderWithinOneMessage(markdown), logger)),
         remove: async (messageId) => {
           try {
             await api.deleteMessage(chatId, parseTelegramId(messageId));

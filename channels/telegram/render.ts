@@ -116,7 +116,8 @@ function splitBlock(token: BlockToken, maxChars: number): string[] {
 
 /** Lines of code packed into fenced blocks that each fit; a line longer than a message is cut. */
 function splitCodeBlock(code: string, language: string, maxChars: number): string[] {
-  const longestRun = Math.max(0, ...[...code.matchAll(/`+/g)].map((run) => run[0].length));
+  let longestRun = 0;
+  for (const run of code.matchAll(/`+/g)) longestRun = Math.max(longestRun, run[0].length);
   const fence = '`'.repeat(Math.max(3, longestRun + 1));
   const fenced = (lines: string[]) => `${fence}${language}\n${lines.join('\n')}\n${fence}\n`;
   const lines = code.split('\n').flatMap((line) => (line.length <= maxChars ? [line] : splitText(line, maxChars)));
@@ -165,11 +166,11 @@ export function renderTelegramMessage(markdown: string): TelegramMessageText {
 }
 
 /**
- * A partial (streaming) reply as one message: the whole text when it fits, else its first part
- * followed by `…`. Half-written Markdown (an open `**`, half a fence) renders as far as it goes,
- * never as broken markup.
+ * `markdown` as one message: the whole text when it fits (a final's part always does), else its
+ * first part followed by `…` (a long partial). Half-written Markdown (an open `**`, half a
+ * fence) renders as far as it goes, never as broken markup.
  */
-export function renderTelegramPartial(markdown: string, maxChars: number = TELEGRAM_LIMITS.maxMessageChars): TelegramMessageText {
+export function renderWithinOneMessage(markdown: string, maxChars: number = TELEGRAM_LIMITS.maxMessageChars): TelegramMessageText {
   if (fits(markdown, maxChars)) return render(markdown);
   const [first = ''] = splitTelegramMarkdown(markdown, maxChars - 1);
   const rendered = render(first);

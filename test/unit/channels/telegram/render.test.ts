@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderTelegramMessage, renderTelegramPartial, splitTelegramMarkdown } from '../../../../channels/telegram/render.js';
+import { renderTelegramMessage, renderWithinOneMessage, splitTelegramMarkdown } from '../../../../channels/telegram/render.js';
 import { MESSAGES } from '../../../../src/manager/messages.js';
 import { SCHEDULE_MESSAGES } from '../../../../src/schedules/messages.js';
 import { WHEN_MESSAGES } from '../../../../src/schedules/when.js';
@@ -61,18 +61,18 @@ describe('renderTelegramMessage: the agent’s Markdown in parse mode HTML, esca
   });
 });
 
-describe('renderTelegramPartial: a half-written stream is never broken markup', () => {
+describe('renderWithinOneMessage: a half-written stream is never broken markup, a long one is cut', () => {
   it.each([
     ['**bold and', '**bold and'],
     ['```js\nconst a = 1 <', 'const a = 1 <'],
     ['[label](https://exa', '[label](https://exa'],
     ['1. one\n2.', '1. one\n2. '],
   ])('%j shows %j', (markdown, text) => {
-    expect(parseHtml(renderTelegramPartial(markdown).html).text).toBe(text);
+    expect(parseHtml(renderWithinOneMessage(markdown).html).text).toBe(text);
   });
 
   it('cuts a partial longer than a message to its first part and an ellipsis', () => {
-    const partial = renderTelegramPartial(`${'a'.repeat(3000)}\n\n${'b'.repeat(3000)}`);
+    const partial = renderWithinOneMessage(`${'a'.repeat(3000)}\n\n${'b'.repeat(3000)}`);
     expect(parseHtml(partial.html).text).toBe(`${'a'.repeat(3000)}…`);
   });
 });
@@ -115,6 +115,15 @@ describe('splitTelegramMarkdown: parts that each render within 4096 characters',
     expect(texts.at(-1)?.text.endsWith('\n\nafter')).toBe(true);
     const code = texts.slice(1).map((t) => t.text.replace(/\n\nafter$/, ''));
     expect(code.join('\n')).toBe(lines.join('\n'));
+  });
+
+  it('fences a cut code block with more backticks than the code holds, so code with ``` stays code', () => {
+    const lines = Array.from({ length: 400 }, (_, i) => (i % 50 === 0 ? '```' : `line ${i} of the sample`));
+    const parts = splitTelegramMarkdown(`\`\`\`\`md\n${lines.join('\n')}\n\`\`\`\``);
+    expect(parts.length).toBeGreaterThan(1);
+    const texts = parts.map((part) => shown(part));
+    expect(texts.filter((t) => t.entities.length !== 1 || t.entities[0]?.length !== t.text.length)).toEqual([]);
+    expect(texts.map((t) => t.text).join('\n')).toBe(lines.join('\n'));
   });
 
   it('cuts a long table between rows, with the header in every part', () => {
