@@ -47,15 +47,16 @@ export const TELEGRAM_HTML_DIALECT: MarkdownDialect = {
     const body = escapeHtml(code);
     return language !== undefined && CODE_LANGUAGE.test(language) ? `<pre><code class="language-${language}">${body}</code></pre>` : `<pre>${body}</pre>`;
   },
-  // "blockquote and expandable_blockquote entities can't be nested": an inner quote is marked with `> ` as text.
-  blockquote: (inner) =>
-    `<blockquote>${inner.replace(/<blockquote>([\s\S]*?)<\/blockquote>/g, (_, quote: string) =>
-      quote
-        .split('\n')
-        .map((line) => `&gt; ${line}`)
-        .join('\n'),
-    )}</blockquote>`,
+  // "blockquote and expandable_blockquote entities can't be nested": an inner quote's lines get `> ` as text.
+  blockquote: (inner) => `<blockquote>${inner.replace(/<blockquote>([\s\S]*?)<\/blockquote>/g, (_, quote: string) => markedAsQuote(quote))}</blockquote>`,
 };
+
+function markedAsQuote(written: string): string {
+  return written
+    .split('\n')
+    .map((line) => `${escapeHtml('> ')}${line}`)
+    .join('\n');
+}
 
 /** What Telegram shows of our own HTML once parsed: tags gone, the four entities we write decoded. */
 function plainTextOf(html: string): string {

@@ -216,18 +216,18 @@ export class ChatStore {
     return [...stored.messages.values()].map((m) => {
       const current = m.history.at(-1) ?? { text: '', entities: [] };
       return {
-      messageId: m.messageId,
-      from: m.isFromBot ? 'bot' : 'user',
-      userId: m.from.id,
-      text: current.text,
-      entities: current.entities,
-      display: displayOf(current),
-      ...(m.media === undefined ? {} : { attachment: attachmentOf(m.media) }),
-      ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
-      history: m.history.map((version) => version.text),
-      editedAt: [...m.editedAt],
-      sentAt: m.sentAt,
-      isDeleted: m.isDeleted,
+        messageId: m.messageId,
+        from: m.isFromBot ? 'bot' : 'user',
+        userId: m.from.id,
+        text: current.text,
+        entities: current.entities,
+        display: displayOf(current),
+        ...(m.media === undefined ? {} : { attachment: attachmentOf(m.media) }),
+        ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
+        history: m.history.map((version) => version.text),
+        editedAt: [...m.editedAt],
+        sentAt: m.sentAt,
+        isDeleted: m.isDeleted,
       };
     });
   }
