@@ -36,6 +36,7 @@ async function startFakeDiscord(allowedUsers: string[] = []): Promise<PlatformHa
         history: m.history,
         sentAt: m.sentAt,
         editedAt: m.editedAt,
+        ...fake.display(m),
       })),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => fake.failNext(method, { status: 429, retryAfterMs }),
