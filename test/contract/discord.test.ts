@@ -58,5 +58,7 @@ channelContract({
   acknowledgement: 'none',
   // The gateway hands an event over once: a refused message gets the busy notice.
   tellsRefusals: true,
+  // Discord shows every case as typed: its markdown has backslash escapes for every markup character.
+  roundTrip: { exceptions: {} },
   startPlatform: ({ allowedUsers }) => startFakeDiscord(allowedUsers),
 });

@@ -1,0 +1,187 @@
+import type { Token, Tokens } from 'marked';
+import { lexMarkdown } from '../../src/channel/markdown.js';
+import { renderDiscord } from './render.js';
+
+/**
+ * The agent's Markdown cut into parts that each render on their own within Discord's limit
+ * (2000 characters of `content`), pure. Parts are cut before rendering, at block boundaries: a
+ * part is whole blocks (paragraphs, lists, code blocks, tables, quotes) while they fit. A block
+ * too long for one message is cut inside: a code block into several blocks of whole lines, each
+ * with its fence and language; a table between rows, each part with the header again; a list
+ * between items; a paragraph between its inline pieces (never inside `**bold**` or a link), or
+ * at a space; a single line longer than a message at a space, else anywhere. A part that would
+ * start with what Markdown reads as a block marker (`- `, `> `, `1. `) gets it escaped, so every
+ * part shows the characters written.
+ *
+ * Each part is Markdown; the caller renders it (`renderDiscord`). Parts join to the same visible
+ * text as the whole, apart from the blank lines between blocks where a message ends.
+ */
+export function discordParts(markdown: string, maxChars: number): string[] {
+  const fits = (part: string) => renderDiscord(part).length <= maxChars;
+  const pieces = lexMarkdown(markdown).flatMap((token) => (fits(token.raw) ? [token.raw] : blockPieces(token, fits, maxChars)));
+  const parts: string[] = [];
+  let current = '';
+  for (const piece of pieces) {
+    if (current === '' || fits(current + piece)) {
+      current += piece;
+      continue;
+    }
+    parts.push(current);
+    // Blank lines between blocks go with the part they end.
+    current = piece.trim() === '' ? '' : piece;
+  }
+  parts.push(current);
+  // A part that shows nothing (blank lines, a link definition) would be refused as an empty message.
+  return parts.filter((part) => renderDiscord(part).trim() !== '');
+}
+
+/**
+ * `markdown` rendered within `maxChars`: whole when it fits, else its first part and `…`, so a
+ * streamed answer longer than a message shows no broken markup.
+ */
+export function renderWithin(markdown: string, maxChars: number): string {
+  const whole = renderDiscord(markdown);
+  if (whole.length <= maxChars) return whole;
+  const [first = ''] = discordParts(markdown, maxChars - 1);
+  return `${renderDiscord(first)}…`;
+}
+
+type Fits = (part: string) => boolean;
+
+/** One block too long for a message, as self-contained Markdown pieces in order. */
+function blockPieces(token: Token, fits: Fits, maxChars: number): string[] {
+  switch (token.type) {
+    case 'code':
+      return codePieces(token as Tokens.Code, fits, maxChars);
+    case 'table':
+      return tablePieces(token.raw, fits, maxChars);
+    case 'list':
+      return (token as Tokens.List).items.flatMap((item) => (fits(item.raw) ? [item.raw] : linePieces(item.raw, fits, maxChars)));
+    case 'paragraph':
+      return paragraphPieces(token as Tokens.Paragraph, fits, maxChars);
+    default:
+      return linePieces(token.raw, fits, maxChars);
+  }
+}
+
+/** Whole lines per block, each block fenced again with its language; a line too long is cut. */
+function codePieces(code: Tokens.Code, fits: Fits, maxChars: number): string[] {
+  const longestRun = Math.max(0, ...[...code.text.matchAll(/`+/g)].map((run) => run[0].length));
+  const fence = '`'.repeat(Math.max(3, longestRun + 1));
+  const block = (body: string) => `${fence}${code.lang ?? ''}\n${body}\n${fence}\n`;
+  const bodyFits = (body: string) => fits(block(body));
+  const lines = code.text.split('\n').flatMap((line) => (bodyFits(line) ? [line] : cutLine(line, bodyFits, maxChars, false)));
+  return groupWhile(lines, (group) => bodyFits(group.join('\n'))).map((group) => block(group.join('\n')));
+}
+
+/** Rows per part, each part with the header and its rule first. */
+function tablePieces(raw: string, fits: Fits, maxChars: number): string[] {
+  const [header = '', rule = '', ...rows] = raw.replace(/\n+$/, '').split('\n');
+  const table = (group: string[]) => `${[header, rule, ...group].join('\n')}\n`;
+  if (!fits(table(rows.slice(0, 1)))) return linePieces(raw, fits, maxChars);
+  return groupWhile(rows, (group) => fits(table(group))).map(table);
+}
+
+/**
+ * A paragraph cut between its top-level inline tokens (so no style or link is split), at a line
+ * break where one falls in the second half of a part, else inside text at a space; a piece ends
+ * with its spaces, so the next starts with a word.
+ */
+function paragraphPieces(paragraph: Tokens.Paragraph, fits: Fits, maxChars: number): string[] {
+  const tokens = paragraph.tokens ?? [];
+  const words = (line: string) => line.split(/(?<=\s)(?=\S)/).flatMap((word) => (fits(word) ? [word] : cutLine(word, fits, maxChars, true)));
+  const units = tokens.flatMap((token) => {
+    if (token.type !== 'text') return fits(token.raw) ? [token.raw] : cutLine(token.raw, fits, maxChars, true);
+    return token.raw.split(/(?<=\n)/).flatMap((line) => (fits(line) ? [line] : words(line)));
+  });
+  const rest = paragraph.raw.slice(tokens.map((token) => token.raw).join('').length);
+  const piece = (group: string[], i: number) => (i === 0 ? group.join('') : protectStart(group.join('')));
+  const groups = groupAtLineEnds(units, (group) => fits(piece(group, 1)));
+  return groups.map((group, i) => piece(group, i) + (i === groups.length - 1 ? rest : ''));
+}
+
+/**
+ * Like {@link groupWhile}, but a full group is cut after its last unit that ends a line when
+ * that keeps at least half of it, the rest starting the next group.
+ */
+function groupAtLineEnds(units: string[], fits: (group: string[]) => boolean): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  for (const unit of units) {
+    if (group.length > 0 && !fits([...group, unit])) {
+      const lineEnd = group.findLastIndex((u) => u.endsWith('\n')) + 1;
+      const isHalf = lineEnd > 0 && group.slice(0, lineEnd).join('').length * 2 >= group.join('').length;
+      groups.push(isHalf ? group.slice(0, lineEnd) : group);
+      group = isHalf ? group.slice(lineEnd) : [];
+      if (group.length > 0 && !fits([...group, unit])) {
+        groups.push(group);
+        group = [];
+      }
+    }
+    group.push(unit);
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/** Whole lines while they fit (each starts a line, as in the block); a line too long is cut. */
+function linePieces(raw: string, fits: Fits, maxChars: number): string[] {
+  const lines = raw.split(/(?<=\n)/).flatMap((line) => (fits(line) ? [line] : cutLine(line, fits, maxChars, true)));
+  return groupWhile(lines, (group) => fits(group.join(''))).map((group) => group.join(''));
+}
+
+/**
+ * `line` in pieces that fit: cut after the last space in the second half of what fits, else
+ * where it stops fitting. With `isProse`, pieces after the first start mid-text: their start is
+ * protected (code is never escaped).
+ */
+function cutLine(line: string, fits: Fits, maxChars: number, isProse: boolean): string[] {
+  const pieces: string[] = [];
+  const protect = (piece: string) => (isProse && pieces.length > 0 ? protectStart(piece) : piece);
+  let rest = line;
+  while (rest.length > 0 && !fits(protect(rest))) {
+    let end = Math.min(rest.length, maxChars);
+    while (end > 1 && !fits(protect(rest.slice(0, end)))) end = Math.max(1, Math.floor(end * 0.9));
+    const space = rest.lastIndexOf(' ', end - 1);
+    if (space >= end / 2) end = space + 1;
+    // Never between the halves of a surrogate pair.
+    if (end > 1 && /[\ud800-\udbff]/.test(rest[end - 1] ?? '')) end -= 1;
+    pieces.push(protect(rest.slice(0, end)));
+    rest = rest.slice(end);
+  }
+  if (rest.length > 0) pieces.push(protect(rest));
+  return pieces;
+}
+
+/** Consecutive items grouped while `fits` holds for the group (an item alone always makes a group). */
+function groupWhile<T>(items: T[], fits: (group: T[]) => boolean): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  for (const item of items) {
+    if (group.length > 0 && !fits([...group, item])) {
+      groups.push(group);
+      group = [];
+    }
+    group.push(item);
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/**
+ * Markdown's block starts (CommonMark 0.31 §4-5: thematic breaks, headings, fences, quotes,
+ * list items), which a piece cut out of the middle of a text must not begin with.
+ */
+const BLOCK_START = /^( {0,3})(?:([-+*](?=[ \t]|$)|>|#{1,6}(?=[ \t]|$)|```|~~~|([-*_])(?:[ \t]*\3){2,}[ \t]*$)|(\d{1,9})(?=[.)](?:[ \t]|$)))/m;
+
+/** A piece cut out of a block starts mid-text: a block marker there is escaped, so it shows as written. */
+function protectStart(piece: string): string {
+  // `m` lets a thematic break end at its line; only a marker at the piece's very start counts.
+  const match = piece.match(BLOCK_START);
+  if (match?.index !== 0) return piece;
+  const spaces = match[1] ?? '';
+  const digits = match[4];
+  // `1.` is escaped at its dot; the other markers at their first character.
+  if (digits !== undefined) return `${spaces}${digits}\\${piece.slice(spaces.length + digits.length)}`;
+  return `${spaces}\\${piece.slice(spaces.length)}`;
+}
