@@ -127,6 +127,22 @@ describe('Discord egress', () => {
     expect(fake.callsTo('send')).toHaveLength(12);
   });
 
+  it('after a part is refused, leaves the Markdown of the parts not shown, to continue after the last one shown', async () => {
+    const { fake, chatId, inbound, reply, adapter } = await dmQuestion();
+    reply.update('thinking');
+    const [streamed] = await fake.waitFor(() => fake.botMessages(chatId).length === 1 && fake.botMessages(chatId));
+    fake.failNext('send', { status: 403, code: 50013, message: 'Missing Permissions' });
+    const lines = Array.from({ length: 300 }, (_, i) => `step ${i}: **done**`);
+    await expect(reply.finish(lines.join('\n'))).rejects.toBeInstanceOf(ChannelError);
+    const left = reply.finalLeft?.();
+    expect(left?.anchor).toEqual({ messageId: streamed?.id });
+    await adapter.egress.reply({ ...targetOf(inbound), replyTo: left?.anchor ?? {} }).finish(left?.text ?? '');
+    const messages = fake.botMessages(chatId);
+    expect(messages[0]?.id).toBe(streamed?.id);
+    expect(messages.slice(1).map((m) => m.replyTo)).toEqual(messages.slice(0, -1).map((m) => m.id));
+    expect(messages.flatMap((m) => fake.display(m).shown.split('\n'))).toEqual(lines.map((line) => line.replace('**done**', 'done')));
+  });
+
   it('rejects finish() with a ChannelError when Discord refuses the message', async () => {
     const { fake, reply } = await dmQuestion();
     fake.failNext('send', { status: 403, code: 50007, message: 'Cannot send messages to this user' });
