@@ -18,35 +18,33 @@ import { renderDiscord } from './render.js';
  */
 export function discordParts(markdown: string, maxChars: number): string[] {
   const fits = (part: string) => renderDiscord(part).length <= maxChars;
-  const pieces = lexMarkdown(markdown).flatMap((token) => (fits(token.raw) ? [token.raw] : blockPieces(token, fits, maxChars)));
-  const parts: string[] = [];
-  let current = '';
-  for (const piece of pieces) {
-    if (current === '' || fits(current + piece)) {
-      current += piece;
-      continue;
-    }
-    parts.push(current);
-    // Blank lines between blocks go with the part they end.
-    current = piece.trim() === '' ? '' : piece;
-  }
-  parts.push(current);
+  // Escaping at most doubles prose, so a short block needs no rendering to know it fits; a table's padding can grow more.
+  const fitsAlone = (token: Token) => (token.type !== 'table' && token.raw.length * 2 + 16 <= maxChars) || fits(token.raw);
+  const pieces = lexMarkdown(markdown).flatMap((token) => (fitsAlone(token) ? [token.raw] : blockPieces(token, fits, maxChars)));
+  const parts = groupWhile(pieces, (group) => fits(group.join(''))).map((group) => group.join(''));
   // A part that shows nothing (blank lines, a link definition) would be refused as an empty message.
   return parts.filter((part) => renderDiscord(part).trim() !== '');
 }
 
 /**
  * `markdown` rendered within `maxChars`: whole when it fits, else its first part and `…`, so a
- * streamed answer longer than a message shows no broken markup.
+ * streamed answer longer than a message shows no broken markup. Only the text's start is cut
+ * into parts: what follows a few messages' worth cannot be in the first.
  */
 export function renderWithin(markdown: string, maxChars: number): string {
-  const whole = renderDiscord(markdown);
-  if (whole.length <= maxChars) return whole;
-  const [first = ''] = discordParts(markdown, maxChars - 1);
+  const start = markdown.slice(0, 4 * maxChars);
+  if (start.length === markdown.length) {
+    const whole = renderDiscord(markdown);
+    if (whole.length <= maxChars) return whole;
+  }
+  const [first = ''] = discordParts(start, maxChars - 1);
   return `${renderDiscord(first)}…`;
 }
 
 type Fits = (part: string) => boolean;
+
+/** Where {@link fittingEnd} starts looking: Discord's limit in Markdown characters. */
+const MAX_GUESS_CHARS = 2000;
 
 /** One block too long for a message, as self-contained Markdown pieces in order. */
 function blockPieces(token: Token, fits: Fits, maxChars: number): string[] {
@@ -89,10 +87,12 @@ function tablePieces(raw: string, fits: Fits, maxChars: number): string[] {
  */
 function paragraphPieces(paragraph: Tokens.Paragraph, fits: Fits, maxChars: number): string[] {
   const tokens = paragraph.tokens ?? [];
-  const words = (line: string) => line.split(/(?<=\s)(?=\S)/).flatMap((word) => (fits(word) ? [word] : cutLine(word, fits, maxChars, true)));
+  // Escaping at most doubles prose, so a short enough piece needs no rendering to know it fits.
+  const fitsAlone = (raw: string) => raw.length * 2 + 16 <= maxChars || fits(raw);
+  const words = (line: string) => line.split(/(?<=\s)(?=\S)/).flatMap((word) => (fitsAlone(word) ? [word] : cutLine(word, fits, maxChars, true)));
   const units = tokens.flatMap((token) => {
-    if (token.type !== 'text') return fits(token.raw) ? [token.raw] : cutLine(token.raw, fits, maxChars, true);
-    return token.raw.split(/(?<=\n)/).flatMap((line) => (fits(line) ? [line] : words(line)));
+    if (token.type !== 'text') return fitsAlone(token.raw) ? [token.raw] : cutLine(token.raw, fits, maxChars, true);
+    return token.raw.split(/(?<=\n)/).flatMap((line) => (fitsAlone(line) ? [line] : words(line)));
   });
   const rest = paragraph.raw.slice(tokens.map((token) => token.raw).join('').length);
   const piece = (group: string[], i: number) => (i === 0 ? group.join('') : protectStart(group.join('')));
@@ -106,21 +106,16 @@ function paragraphPieces(paragraph: Tokens.Paragraph, fits: Fits, maxChars: numb
  */
 function groupAtLineEnds(units: string[], fits: (group: string[]) => boolean): string[][] {
   const groups: string[][] = [];
-  let group: string[] = [];
-  for (const unit of units) {
-    if (group.length > 0 && !fits([...group, unit])) {
-      const lineEnd = group.findLastIndex((u) => u.endsWith('\n')) + 1;
-      const isHalf = lineEnd > 0 && group.slice(0, lineEnd).join('').length * 2 >= group.join('').length;
-      groups.push(isHalf ? group.slice(0, lineEnd) : group);
-      group = isHalf ? group.slice(lineEnd) : [];
-      if (group.length > 0 && !fits([...group, unit])) {
-        groups.push(group);
-        group = [];
-      }
+  for (let start = 0; start < units.length; ) {
+    let end = fittingEnd(units, start, fits);
+    if (end < units.length) {
+      const group = units.slice(start, end);
+      const lineEnd = group.findLastIndex((unit) => unit.endsWith('\n')) + 1;
+      if (lineEnd > 0 && group.slice(0, lineEnd).join('').length * 2 >= group.join('').length) end = start + lineEnd;
     }
-    group.push(unit);
+    groups.push(units.slice(start, end));
+    start = end;
   }
-  if (group.length > 0) groups.push(group);
   return groups;
 }
 
@@ -153,19 +148,50 @@ function cutLine(line: string, fits: Fits, maxChars: number, isProse: boolean): 
   return pieces;
 }
 
-/** Consecutive items grouped while `fits` holds for the group (an item alone always makes a group). */
-function groupWhile<T>(items: T[], fits: (group: T[]) => boolean): T[][] {
-  const groups: T[][] = [];
-  let group: T[] = [];
-  for (const item of items) {
-    if (group.length > 0 && !fits([...group, item])) {
-      groups.push(group);
-      group = [];
-    }
-    group.push(item);
+/** Consecutive pieces grouped while `fits` holds for the group (a piece alone always makes a group). */
+function groupWhile(items: readonly string[], fits: (group: string[]) => boolean): string[][] {
+  const groups: string[][] = [];
+  for (let start = 0; start < items.length; ) {
+    const end = fittingEnd(items, start, fits);
+    groups.push(items.slice(start, end));
+    start = end;
   }
-  if (group.length > 0) groups.push(group);
   return groups;
+}
+
+/**
+ * The end of the longest group from `start` that fits (at least one piece), in a few renders
+ * per part rather than one per piece: the first guess is as many pieces as Markdown characters
+ * fill a message (rendering seldom shortens text), then the end gallops up from a fit or down
+ * from a misfit and is bisected (a longer group never renders shorter, so the search holds).
+ */
+function fittingEnd(items: readonly string[], start: number, fits: (group: string[]) => boolean): number {
+  const fitsUpTo = (end: number) => fits(items.slice(start, end));
+  let guess = start + 1;
+  for (let chars = items[start]?.length ?? 0; guess < items.length && chars + (items[guess]?.length ?? 0) <= MAX_GUESS_CHARS; guess++) {
+    chars += items[guess]?.length ?? 0;
+  }
+  let good = start + 1;
+  let bad = items.length + 1;
+  if (guess === start + 1 || fitsUpTo(guess)) {
+    good = guess;
+    for (let step = Math.max(1, Math.ceil((guess - start) / 8)); good < items.length; step *= 2) {
+      const probe = Math.min(items.length, good + step);
+      if (!fitsUpTo(probe)) {
+        bad = probe;
+        break;
+      }
+      good = probe;
+    }
+  } else {
+    bad = guess;
+  }
+  while (bad - good > 1) {
+    const middle = Math.floor((good + bad) / 2);
+    if (fitsUpTo(middle)) good = middle;
+    else bad = middle;
+  }
+  return good;
 }
 
 /**
