@@ -188,7 +188,11 @@ export class FakeDiscord {
     this.faults.set(route, list);
   }
 
-  /** A person writes; dispatched as MESSAGE_CREATE (kept for a resume when the socket is down). */
+  /**
+   * A person writes; dispatched as MESSAGE_CREATE (kept for a resume when the socket is down).
+   * `content` goes out as typed, as Discord's client sends it: it encodes nothing, and what its
+   * autocomplete would insert (`<@id>`, `<#id>`, `<:name:id>`) a test types itself.
+   */
   sendUserMessage(input: UserMessageInput): StoredMessage {
     this.users.set(input.author.id, input.author);
     const channel = input.channelId === undefined ? this.store.dmChannel(input.author) : this.store.channel(input.channelId);

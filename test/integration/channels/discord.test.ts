@@ -213,14 +213,16 @@ describe('Discord ingress', () => {
         binder: {
           bind: async (_provider, request) => {
             requests.push(request);
-            return 'Discord connected to DeerFlow.';
+            return 'Discord connected to DeerFlow as *alice_b* <@1>.';
           },
         },
       },
     });
     const sent = fake.sendUserMessage({ channelId: fake.channelIds.general, author: ALICE, content: `<@${fake.bot.id}> /connect Ab12Cd34` });
     const answer = await fake.waitFor(() => fake.botMessages(fake.channelIds.general)[0]);
-    expect(answer).toMatchObject({ content: 'Discord connected to DeerFlow.', replyTo: sent.id });
+    expect(answer).toMatchObject({ replyTo: sent.id });
+    // The binder's answer is plain text: it shows as written, neither styled nor a mention.
+    expect(answer && fake.display(answer).shown).toBe('Discord connected to DeerFlow as *alice_b* <@1>.');
     expect(requests).toEqual([
       expect.objectContaining({ code: 'Ab12Cd34', identity: { externalAccountId: ALICE.id, workspaceId: fake.guildId }, accountName: 'Alice' }),
     ]);
