@@ -10,8 +10,8 @@ import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown
  * - always `\`, `*`, `_`, `~`, `` ` ``, `|` (spoilers), `[` and `]` (masked links): they form
  *   markup in pairs, and a pair can close across what the walker hands over in pieces;
  * - at a line's start `>` (quotes), `#` (headers), `-` (lists, subtext), `+` and `1.` (lists);
- * - `<` before `@`, `#`, `:`, `a:`, `t:`, `/`, `id:` or `http`, which would make a mention, an
- *   emoji, a timestamp or a link.
+ * - `<` where it would open a mention (`<@`, `<#1`), an emoji (`<:name:1`), a timestamp
+ *   (`<t:1`), a command (`</name:1`), a server page (`<id:`) or a link (`<https://`).
  * Code is never escaped (Discord shows code as written); a ``` inside a code block, which no
  * fence can hold, gets a zero-width space between its backticks.
  */
@@ -24,8 +24,8 @@ const ALWAYS_MARKUP = /[\\*_~`|[\]]/g;
  * separately (`1\. not a list` arrives as `1`, then `.`).
  */
 const LINE_START_MARKUP = /(^|\n)( *)(>|#|-|\+|\d+(?=[.)]))|^()()([.)])(?=\s|$)/g;
-/** A `<` that would open a mention, a channel, an emoji, a timestamp, a command or a link. */
-const ANGLE_MARKUP = /<(?=[@#:/]|a:|t:|id:|https?:)/g;
+/** A `<` that would open a mention, a channel, an emoji, a timestamp, a command, a server page or a link. */
+const ANGLE_MARKUP = /<(?=@|#\d|a?:\w+:\d|t:-?\d|\/[^>\n]*:\d|id:|https?:\/\/)/g;
 /** Languages Discord reads after a fence; another word would show as the block's first line. */
 const FENCE_LANGUAGE = /^[a-z0-9_+\-.#]+$/i;
 const ZERO_WIDTH_SPACE = '\u200b';

@@ -23,7 +23,7 @@ describe('renderDiscord', () => {
     ['``` `` ```', '``` `` ```'],
     ['a_b * c | d ~ e ` f \\ g [h]', 'a\\_b \\* c \\| d \\~ e \\` f \\\\ g \\[h\\]'],
     ['\\- not a list\n\n\\# not a heading\n\n\\> not a quote\n\n1\\. not a list', '\\- not a list\n\n\\# not a heading\n\n\\> not a quote\n\n1\\. not a list'],
-    ['<@123> <#4> <:e:5> <t:6> </c:7> <https://x.test> <b>', '\\<@123> \\<#4> \\<:e:5> \\<t:6> \\</c:7> <https://x.test> <b>'],
+    ['<@123> <#4> <:e:5> <t:6> </c:7> <https://x.test> <b> </b> <#x>', '\\<@123> \\<#4> \\<:e:5> \\<t:6> \\</c:7> <https://x.test> <b> </b> <#x>'],
     ['| a | b |\n|---|---|\n| 1 | 2 |', '```\n| a   | b   |\n| --- | --- |\n| 1   | 2   |\n```'],
   ])('%j → %j', (markdown, content) => {
     expect(renderDiscord(markdown)).toBe(content);
