@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { discordParts, renderWithin } from '../../../../channels/discord/parts.js';
 import { escapeDiscordText, renderDiscord } from '../../../../channels/discord/render.js';
 import { PLAIN_TEXT_DIALECT, renderMarkdown } from '../../../../src/channel/markdown.js';
+import { MESSAGES } from '../../../../src/manager/messages.js';
 import { displayOf } from '../../../fakes/discord/display.js';
 
 /** What Discord's client shows (the fake's display model, written from Discord's docs, not from this renderer). */
@@ -44,6 +45,17 @@ describe('renderDiscord', () => {
     'look:\n```js\nconst a', // half a fence
   ])('%j shows as written', (markdown) => {
     expect(shownBy(renderDiscord(markdown)).shown).toBe(canonical(markdown).replaceAll('```', '`\u200b``'));
+  });
+
+  it("shows core's own texts, which come through a reply as Markdown, as written", () => {
+    const texts = [
+      ...Object.values(MESSAGES).filter((text): text is string => typeof text === 'string'),
+      MESSAGES.unknownCommand('nope', ['new', 'status']),
+      MESSAGES.modelList(['gpt-4o_mini', 'a*b|c']),
+      MESSAGES.attachmentUnavailable('discord', 'report_v2.pdf', 'download failed'),
+    ];
+    expect(texts.length).toBeGreaterThan(10);
+    expect(texts.filter((text) => shownBy(renderDiscord(text)).shown !== text)).toEqual([]);
   });
 
   it('escapes plain text so it shows as written', () => {
