@@ -24,8 +24,12 @@ const ALWAYS_MARKUP = /[\\*_~`|[\]]/g;
  * separately (`1\. not a list` arrives as `1`, then `.`).
  */
 const LINE_START_MARKUP = /(^|\n)( *)(>|#|-|\+|\d+(?=[.)]))|^()()([.)])(?=\s|$)/g;
-/** A `<` that would open a mention, a channel, an emoji, a timestamp, a command, a server page or a link. */
-const ANGLE_MARKUP = /<(?=@|#\d|a?:\w+:\d|t:-?\d|\/[^>\n]*:\d|id:|https?:\/\/)/g;
+/**
+ * A `<` that would open a mention, a channel, an emoji, a timestamp, a command, a server page or
+ * a link; or that ends a piece of text, since the next piece may complete one (`\<@1>` arrives
+ * as `<`, then `@1>`).
+ */
+const ANGLE_MARKUP = /<(?=@|#\d|a?:\w+:\d|t:-?\d|\/[^>\n]*:\d|id:|https?:\/\/|$)/g;
 /** Languages Discord reads after a fence; another word would show as the block's first line. */
 const FENCE_LANGUAGE = /^[a-z0-9_+\-.#]+$/i;
 const ZERO_WIDTH_SPACE = '\u200b';

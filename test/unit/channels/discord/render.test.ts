@@ -41,6 +41,7 @@ describe('renderDiscord', () => {
     'see <@everyone> @everyone <#general> :smile:',
     '```\nconst a = "```";\n```',
     '[a *styled* label](https://x.test/p?q=(1)) then text',
+    ':x_y\\<@1> and \\<t:5>', // escaped in the Markdown, so `<` reaches the dialect apart from the rest
     'so **bold and', // half-written
     'look:\n```js\nconst a', // half a fence
   ])('%j shows as written', (markdown) => {
