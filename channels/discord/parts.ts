@@ -54,12 +54,24 @@ function blockPieces(token: Token, fits: Fits, maxChars: number): string[] {
     case 'table':
       return tablePieces(token.raw, fits, maxChars);
     case 'list':
-      return (token as Tokens.List).items.flatMap((item) => (fits(item.raw) ? [item.raw] : linePieces(item.raw, fits, maxChars)));
+      return listPieces(token as Tokens.List, fits, maxChars);
     case 'paragraph':
       return paragraphPieces(token as Tokens.Paragraph, fits, maxChars);
     default:
       return linePieces(token.raw, fits, maxChars);
   }
+}
+
+/**
+ * Items, each written with the number Markdown gave it: a part starting mid-list starts at that
+ * number (and two ordered lists that Markdown reads as one keep counting on).
+ */
+function listPieces(list: Tokens.List, fits: Fits, maxChars: number): string[] {
+  const start = typeof list.start === 'number' ? list.start : 1;
+  return list.items.flatMap((item, index) => {
+    const raw = list.ordered ? item.raw.replace(/^( *)\d+/, (_match, spaces: string) => `${spaces}${start + index}`) : item.raw;
+    return fits(raw) ? [raw] : linePieces(raw, fits, maxChars);
+  });
 }
 
 /** Whole lines per block, each block fenced again with its language; a line too long is cut. */

@@ -82,6 +82,14 @@ describe('discordParts', () => {
     expect(shown.flatMap((s) => s.links)).toEqual([{ text: 'a link', url: 'https://x.test' }]);
   });
 
+  it('keeps counting an ordered list across parts, as Markdown numbers it', () => {
+    const items = Array.from({ length: 150 }, (_, i) => `1. step number ${i + 1} of the plan`);
+    const parts = discordParts(`3. start\n${items.join('\n')}`, 2000);
+    expect(parts.length).toBeGreaterThan(1);
+    const numbers = parts.flatMap((part) => shownBy(renderDiscord(part)).shown.split('\n')).map((line) => Number(line.split('.')[0]));
+    expect(numbers).toEqual(Array.from({ length: 151 }, (_, i) => i + 3));
+  });
+
   it('repeats a table header in every part', () => {
     const rows = Array.from({ length: 120 }, (_, i) => `| row ${i} | ${i * i} |`);
     const parts = discordParts(`| name | square |\n|---|---|\n${rows.join('\n')}`, 2000);
