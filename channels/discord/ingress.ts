@@ -257,7 +257,6 @@ export function factsOf(message: Message, botUserId: string): MessageFacts {
   };
 }
 
-
 /**
  * The names of what `message` mentions, with no request: users from the event's `mentions`,
  * roles from the server's cache (GUILD_CREATE), channels from discord.js's channel cache.
