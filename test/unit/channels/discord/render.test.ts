@@ -50,7 +50,7 @@ describe('renderDiscord', () => {
 
   it("shows core's own texts, which come through a reply as Markdown, as written", () => {
     const texts = [
-      ...Object.values(MESSAGES).filter((text): text is string => typeof text === 'string'),
+      ...Object.values(MESSAGES as Record<string, unknown>).filter((text): text is string => typeof text === 'string'),
       MESSAGES.unknownCommand('nope', ['new', 'status']),
       MESSAGES.modelList(['gpt-4o_mini', 'a*b|c']),
       MESSAGES.attachmentUnavailable('discord', 'report_v2.pdf', 'download failed'),
