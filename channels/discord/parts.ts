@@ -22,8 +22,10 @@ export function discordParts(markdown: string, maxChars: number): string[] {
   const fitsAlone = (token: Token) => (token.type !== 'table' && token.raw.length * 2 + 16 <= maxChars) || fits(token.raw);
   const pieces = lexMarkdown(markdown).flatMap((token) => (fitsAlone(token) ? [token.raw] : blockPieces(token, fits, maxChars)));
   const parts = groupWhile(pieces, (group) => fits(group.join(''))).map((group) => group.join(''));
-  // A part that shows nothing (blank lines, a link definition) would be refused as an empty message.
-  return parts.filter((part) => renderDiscord(part).trim() !== '');
+  // A part that shows nothing (blank lines, a link definition) would be refused as an empty message;
+  // a text that shows nothing at all goes as one part, which `renderWithin` shows as typed.
+  const shown = parts.filter((part) => renderDiscord(part).trim() !== '');
+  return shown.length === 0 && markdown.trim() !== '' ? [markdown] : shown;
 }
 
 /**
@@ -35,6 +37,8 @@ export function renderWithin(markdown: string, maxChars: number): string {
   const start = markdown.slice(0, 4 * maxChars);
   if (start.length === markdown.length) {
     const whole = renderDiscord(markdown);
+    // Markdown that shows nothing (a link definition) is shown as typed: Discord refuses an empty message.
+    if (whole.trim() === '' && markdown.trim() !== '') return renderWithin(`\\${markdown.trimStart()}`, maxChars);
     if (whole.length <= maxChars) return whole;
   }
   const [first = ''] = discordParts(start, maxChars - 1);

@@ -97,12 +97,17 @@ describe('discordParts', () => {
     for (const part of parts) expect(shownBy(renderDiscord(part)).shown.split('\n')[0]).toMatch(/^\| name +\| square \|$/);
   });
 
-  it('gives nothing for blank text', () => {
+  it('gives nothing for blank text, and one part for text that renders to nothing', () => {
     expect(discordParts('  \n\n', 2000)).toEqual([]);
+    expect(discordParts('[docs]: https://d.test', 2000)).toEqual(['[docs]: https://d.test']);
   });
 });
 
 describe('renderWithin', () => {
+  it('shows Markdown that renders to nothing as typed, since Discord refuses an empty message', () => {
+    expect(shownBy(renderWithin('[docs]: https://d.test', 2000)).shown).toBe('[docs]: https://d.test');
+  });
+
   it('shows the first part and an ellipsis when the whole does not fit', () => {
     const content = renderWithin(`**${'a '.repeat(1500)}**`, 2000);
     expect(content.length).toBeLessThanOrEqual(2000);
