@@ -1,4 +1,5 @@
 import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { fencedCodeBlock, fenceLanguage, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown in DingTalk's markdown (robot `markdown` / `sampleMarkdown` messages and
@@ -22,17 +23,9 @@ export const DINGTALK_MARKDOWN_DIALECT: MarkdownDialect = {
   strike: (inner) => inner,
   inlineCode: (code) => `**${escapeDingTalkText(code)}**`,
   link: (label, url) => `[${label}](${url.replace(/[()\s<>]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)})`,
-  codeBlock: (code, language) => {
-    const longest = Math.max(2, ...(code.match(/^ {0,3}`+/gm) ?? []).map((run) => run.trim().length));
-    const fence = '`'.repeat(longest + 1);
-    return `${fence}${(language ?? '').replace(/[^\w+#.-]/g, '')}\n${escapeHtml(code)}\n${fence}`;
-  },
-  blockquote: (inner) =>
-    inner
-      .split('\n')
-      .map((line) => `> ${line}`)
-      .join('\n'),
-  listItem: (content, item) => `${'    '.repeat(item.depth)}${item.ordered ? `${item.number}. ` : '- '}${content}`,
+  codeBlock: (code, language) => fencedCodeBlock(escapeHtml(code), fenceLanguage(language)),
+  blockquote: quoteLines,
+  listItem: (content, item) => markdownListItem(content, item),
   lineBreak: '  \n',
 };
 

@@ -1,4 +1,5 @@
 import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { linkTarget } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown → Discord's own Markdown dialect ("Markdown Text 101",
@@ -67,8 +68,8 @@ function codeBlock(code: string, language: string | undefined): string {
  */
 function link(label: string, url: string): string {
   if (!/^https?:\/\//i.test(url)) return label === escapeDiscordText(url) ? label : `${label} (${escapeDiscordText(url)})`;
-  // Percent-encoded: a space or bracket would end the link early (encodeURIComponent keeps parentheses).
-  const target = url.replace(/[\s<>()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  // Percent-encoded: a space or bracket would end the link early.
+  const target = linkTarget(url);
   if (label === escapeDiscordText(url) || label === '') return `<${target}>`;
   return `[${label}](<${target}>)`;
 }

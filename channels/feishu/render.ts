@@ -1,4 +1,5 @@
 import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown in the dialect of a card's markdown element (card JSON 2.0,
@@ -15,16 +16,12 @@ export const FEISHU_CARD_DIALECT: MarkdownDialect = {
   strong: (inner) => `**${inner}**`,
   emphasis: (inner) => `*${inner}*`,
   strike: (inner) => `~~${inner}~~`,
-  inlineCode: (code) => codeSpan(code),
+  inlineCode: codeSpan,
   link: cardLink,
-  codeBlock: (code, language) => codeFence(code, language),
-  blockquote: (inner) =>
-    inner
-      .split('\n')
-      .map((line) => `> ${line}`)
-      .join('\n'),
+  codeBlock: (code, language) => fencedCodeBlock(code, fenceLanguage(language)),
+  blockquote: quoteLines,
   // Nested lists indent four spaces a level, the indentation Feishu's own examples use.
-  listItem: (content, item) => `${'    '.repeat(item.depth)}${item.ordered ? `${item.number}. ` : '- '}${content}`,
+  listItem: (content, item) => markdownListItem(content, item),
   table: (table) => {
     const row = (cells: { written: string }[]) => `| ${cells.map((cell) => cell.written).join(' | ')} |`;
     return [row(table.header), `|${table.header.map(() => '---').join('|')}|`, ...table.rows.map(row)].join('\n');
@@ -53,24 +50,8 @@ export function escapeCardText(text: string): string {
 
 /** `[label](url)` for the http(s) links Feishu accepts; any other target as text after its label. */
 function cardLink(label: string, url: string): string {
-  if (/^https?:\/\//i.test(url)) return `[${label}](${url.replace(/[()\s<>]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)})`;
+  if (/^https?:\/\//i.test(url)) return `[${label}](${linkTarget(url)})`;
   return label === escapeCardText(url) ? label : `${label}${escapeCardText(` (${url})`)}`;
-}
-
-/** Inline code, fenced with more backticks than it contains. */
-function codeSpan(code: string): string {
-  const longest = Math.max(0, ...(code.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(longest + 1);
-  const pad = code.startsWith('`') || code.endsWith('`') ? ' ' : '';
-  return `${fence}${pad}${code}${pad}${fence}`;
-}
-
-/** A fenced code block whose fence is longer than any backtick run at the start of its lines. */
-function codeFence(code: string, language: string | undefined): string {
-  const longest = Math.max(2, ...(code.match(/^ {0,3}`+/gm) ?? []).map((run) => run.trim().length));
-  const fence = '`'.repeat(longest + 1);
-  const info = (language ?? '').replace(/[^\w+#.-]/g, '');
-  return `${fence}${info}\n${code}\n${fence}`;
 }
 
 /** The agent's Markdown as card markdown. */

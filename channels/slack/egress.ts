@@ -1,5 +1,6 @@
 import { continuedUnder, createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
 import type { IntervalBudget } from '../../src/channel/interval-budget.js';
+import { openCodeFence } from '../../src/channel/markdown.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -8,7 +9,7 @@ import type { SlackApi } from './api.js';
 import { ReplyGate, WORKSPACE_KEY } from './budget.js';
 import { SLACK_LIMITS } from './limits.js';
 import { type NativeStreaming, SlackStreamReply } from './native-reply.js';
-import { fenceLeftOpen, renderMrkdwn } from './render.js';
+import { renderMrkdwn } from './render.js';
 
 /** Reactions the adapter puts on the person's message (reference §6.1). */
 export const SLACK_REACTIONS = { received: 'eyes', succeeded: 'white_check_mark', failed: 'x' } as const;
@@ -161,11 +162,11 @@ export function slackEditPrimitives(options: PrimitiveOptions): EditPrimitives {
   };
   // A final split into parts cuts its Markdown where it must, at times inside a code block: the
   // walker closes the block at the end of that part, and the next part reopens it with its fence.
-  let reopenedFence = '';
+  let reopenedFence: string | undefined;
   const render = (text: string): { mrkdwn: string; delivered: () => void } => {
     if (!phase.isFinal) return { mrkdwn: renderMrkdwn(text), delivered: () => undefined };
-    const markdown = reopenedFence + text;
-    return { mrkdwn: renderMrkdwn(markdown), delivered: () => (reopenedFence = fenceLeftOpen(markdown) ?? '') };
+    const markdown = reopenedFence === undefined ? text : `${reopenedFence}\n${text}`;
+    return { mrkdwn: renderMrkdwn(markdown), delivered: () => (reopenedFence = openCodeFence(markdown)) };
   };
   return {
     async send(text) {

@@ -1,5 +1,6 @@
 import type { Token } from 'marked';
 import { lexMarkdown, type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { codeSpan, fencedCodeBlock, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown → what Slack shows, written once with exactly one level of escaping
@@ -95,11 +96,7 @@ export const MRKDWN_DIALECT: MarkdownDialect = {
   // inside would end the block, so a zero-width space keeps them apart.
   codeBlock: (code) => `\`\`\`\n${escapeControlCharacters(code.replace(/```/g, '``\u200b`'))}\n\`\`\``,
   // A `>` written as `&gt;` is no quote: the marker stays a raw `>`.
-  blockquote: (inner) =>
-    inner
-      .split('\n')
-      .map((line) => `> ${line}`)
-      .join('\n'),
+  blockquote: quoteLines,
 };
 
 /** The agent's Markdown as mrkdwn (chat.postMessage / chat.update `text`). */
@@ -124,38 +121,19 @@ function escapeMarkdownText(text: string): string {
     .replace(/(^|\n)([ \t]*\d+)([.)])/g, '$1$2\\$3');
 }
 
-/** A code span's fence: one backtick more than the longest run inside. */
-function codeFence(code: string, minimum: number): string {
-  const longest = Math.max(0, ...[...code.matchAll(/`+/g)].map((run) => run[0].length));
-  return '`'.repeat(Math.max(minimum, longest + 1));
-}
-
 /** How `markdown_text` writes each construct. */
 export const MARKDOWN_TEXT_DIALECT: MarkdownDialect = {
   text: escapeMarkdownText,
   strong: (inner) => `**${inner}**`,
   emphasis: (inner) => `*${inner}*`,
   strike: (inner) => `~~${inner}~~`,
-  inlineCode: (code) => {
-    const fence = codeFence(code, 1);
-    // CommonMark strips one space at each end of a span that has them; a backtick at an end needs one.
-    const padded = /^[ `]|[ `]$/.test(code) ? ` ${code} ` : code;
-    return `${fence}${padded}${fence}`;
-  },
-  link: (label, url) => `[${label}](${url.replace(/[\s()<>]/g, (char) => encodeURIComponent(char))})`,
+  inlineCode: codeSpan,
+  link: (label, url) => `[${label}](${linkTarget(url)})`,
   // "Code block with syntax highlighting" is not supported: the language is dropped.
-  codeBlock: (code) => {
-    const fence = codeFence(code, 3);
-    return `${fence}\n${code}\n${fence}`;
-  },
+  codeBlock: (code) => fencedCodeBlock(code),
   heading: (inner, depth) => `${'#'.repeat(depth)} ${inner}`,
-  blockquote: (inner) =>
-    inner
-      .split('\n')
-      .map((line) => `> ${line}`)
-      .join('\n'),
-  // Four spaces per level nest under `- ` and under `1. ` alike.
-  listItem: (content, item) => `${'    '.repeat(item.depth)}${item.ordered ? `${item.number}. ` : '- '}${content}`,
+  blockquote: quoteLines,
+  listItem: (content, item) => markdownListItem(content, item),
 };
 
 /** The agent's Markdown as `markdown_text`. */
@@ -187,18 +165,4 @@ export function renderStreamingMarkdownText(partial: string): string {
 /** A paragraph of prose that more text cannot turn into markup: no marker in it, and a letter first (not a list's `1.`). */
 function isSettledProse(token: Token): boolean {
   return token.type === 'paragraph' && !UNSETTLED.test(token.raw) && /^[\p{L}\p{Lo}]/u.test(token.raw);
-}
-
-/**
- * Where a final split into several messages cut a code block: the fence to reopen the next
- * part with (the walker closes the block at the end of this one), or undefined.
- */
-export function fenceLeftOpen(markdown: string): string | undefined {
-  const last = lexMarkdown(markdown).findLast((token) => token.type !== 'space');
-  if (last?.type !== 'code') return undefined;
-  const opening = /^ {0,3}(`{3,}|~{3,})([^\n]*)/.exec(last.raw);
-  if (!opening) return undefined;
-  const fence = opening[1] as string;
-  const isClosed = new RegExp(`\\n {0,3}${fence[0] === '`' ? '`' : '~'}{${fence.length},}[ \\t]*\\n*$`).test(last.raw);
-  return isClosed ? undefined : `${fence}${opening[2] ?? ''}\n`;
 }

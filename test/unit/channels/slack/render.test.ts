@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fenceLeftOpen, mrkdwnText, renderMarkdownText, renderMrkdwn, renderStreamingMarkdownText } from '../../../../channels/slack/render.js';
+import { mrkdwnText, renderMarkdownText, renderMrkdwn, renderStreamingMarkdownText } from '../../../../channels/slack/render.js';
 import { MESSAGES } from '../../../../src/manager/messages.js';
 import { ROUND_TRIP_CASES } from '../../../contract/round-trip.js';
 import { displayMarkdown, displayMrkdwn } from '../../../fakes/slack/display.js';
@@ -112,16 +112,5 @@ describe('renderStreamingMarkdownText', () => {
       shown = next;
     }
     expect(displayMarkdown(shown).shown).toBe('Intro & setup.\n\nSteps\n\n1. install npm i\n2. run it\n\nnpm test\n\nDone.');
-  });
-});
-
-describe('fenceLeftOpen', () => {
-  it.each<[string, string | undefined]>([
-    ['text\n```js\nconst a = 1;\n', '```js\n'],
-    ['text\n````\ncode', '````\n'],
-    ['text\n```js\ncode\n```\n', undefined],
-    ['no code at all', undefined],
-  ])('%j → %j', (markdown, fence) => {
-    expect(fenceLeftOpen(markdown)).toBe(fence);
   });
 });
