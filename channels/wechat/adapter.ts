@@ -1,0 +1,62 @@
+import type { ChannelAdapter, ChannelCapabilities, ChannelDeps } from '../../src/channel/types.js';
+import { IlinkClient } from './api.js';
+import type { WeChatConfig } from './config.js';
+import { ContextTokens } from './context-tokens.js';
+import { createWeChatEgress } from './egress.js';
+import { WeChatIngress } from './ingress.js';
+import { WECHAT_LIMITS } from './limits.js';
+import { WeChatSender } from './sender.js';
+
+/** What core needs to know about WeChat, as data. */
+export const WECHAT_CAPABILITIES: ChannelCapabilities = {
+  // iLink has no edits: only the final is sent, after a standing acknowledgement.
+  streaming: 'none',
+  maxMessageChars: WECHAT_LIMITS.maxMessageChars,
+  hasThreads: false,
+  files: { maxInboundBytes: 0, maxOutboundBytes: 0 },
+  // The iLink bot talks one to one; there are no group chats to trigger in.
+  groupTrigger: 'every-message',
+  runMode: 'wait',
+};
+
+/**
+ * The WeChat adapter: iLink `getupdates` long polling in, `sendmessage` out.
+ *
+ * @throws ConfigError (from the schema) when neither `bot_token` nor `qrcode_login_enabled` is set.
+ */
+export function createWeChatChannel(config: WeChatConfig, deps: ChannelDeps): ChannelAdapter {
+  const logger = deps.logger.child({ channel: 'wechat' });
+  const client = new IlinkClient({
+    baseUrl: config.base_url,
+    ...(config.bot_token === undefined ? {} : { token: config.bot_token }),
+    channelVersion: config.channel_version,
+    appId: config.ilink_app_id,
+    ...(config.route_tag === undefined ? {} : { routeTag: config.route_tag }),
+  });
+  const contextTokens = new ContextTokens(deps.state);
+  const sender = new WeChatSender(client, contextTokens);
+  const gate = deps.rateGate('chat');
+  const ingress = new WeChatIngress({
+    client,
+    sender,
+    contextTokens,
+    deps,
+    logger,
+    gate,
+    allowedUsers: config.allowed_users,
+    pollingTimeoutMs: config.polling_timeout * 1000,
+    pollingRetryDelayMs: config.polling_retry_delay * 1000,
+    respectServerLongPollTimeout: config.respect_server_longpoll_timeout,
+  });
+  return {
+    name: 'wechat',
+    displayName: 'WeChat',
+    capabilities: WECHAT_CAPABILITIES,
+    // One cursor per bot: two pollers would each take the other's messages.
+    exclusiveIngress: true,
+    egress: createWeChatEgress({ sender, gate, logger, now: deps.now }),
+    start: () => ingress.start(),
+    stop: () => ingress.stop(),
+    status: () => ingress.status(),
+  };
+}

@@ -1,0 +1,1 @@
+export { type Delivered, type FakeBotMessage, FakeWeChat, type FakeWeChatOptions, type Fault, type RecordedCall, type UserMessageInput } from './server.js';
