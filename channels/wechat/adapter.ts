@@ -3,21 +3,27 @@ import { IlinkClient } from './api.js';
 import type { WeChatConfig } from './config.js';
 import { ContextTokens } from './context-tokens.js';
 import { createWeChatEgress } from './egress.js';
+import { createWeChatFiles } from './files.js';
 import { WeChatIngress } from './ingress.js';
 import { WECHAT_LIMITS } from './limits.js';
 import { WeChatSender } from './sender.js';
 
-/** What core needs to know about WeChat, as data. */
-export const WECHAT_CAPABILITIES: ChannelCapabilities = {
-  // iLink has no edits: only the final is sent, after a standing acknowledgement.
-  streaming: 'none',
-  maxMessageChars: WECHAT_LIMITS.maxMessageChars,
-  hasThreads: false,
-  files: { maxInboundBytes: 0, maxOutboundBytes: 0 },
-  // The iLink bot talks one to one; there are no group chats to trigger in.
-  groupTrigger: 'every-message',
-  runMode: 'wait',
-};
+/** What core needs to know about WeChat, as data; file sizes as configured (the larger of images and files). */
+export function wechatCapabilities(config: WeChatConfig): ChannelCapabilities {
+  return {
+    // iLink has no edits: only the final is sent, after a standing acknowledgement.
+    streaming: 'none',
+    maxMessageChars: WECHAT_LIMITS.maxMessageChars,
+    hasThreads: false,
+    files: {
+      maxInboundBytes: Math.max(config.max_inbound_image_bytes, config.max_inbound_file_bytes),
+      maxOutboundBytes: Math.max(config.max_outbound_image_bytes, config.max_outbound_file_bytes),
+    },
+    // The iLink bot talks one to one; there are no group chats to trigger in.
+    groupTrigger: 'every-message',
+    runMode: 'wait',
+  };
+}
 
 /**
  * The WeChat adapter: iLink `getupdates` long polling in, `sendmessage` out.
@@ -51,10 +57,22 @@ export function createWeChatChannel(config: WeChatConfig, deps: ChannelDeps): Ch
   return {
     name: 'wechat',
     displayName: 'WeChat',
-    capabilities: WECHAT_CAPABILITIES,
+    capabilities: wechatCapabilities(config),
     // One cursor per bot: two pollers would each take the other's messages.
     exclusiveIngress: true,
     egress: createWeChatEgress({ sender, gate, logger, now: deps.now }),
+    files: createWeChatFiles({
+      client,
+      sender,
+      cdnBaseUrl: config.cdn_base_url,
+      limits: {
+        maxInboundImageBytes: config.max_inbound_image_bytes,
+        maxOutboundImageBytes: config.max_outbound_image_bytes,
+        maxInboundFileBytes: config.max_inbound_file_bytes,
+        maxOutboundFileBytes: config.max_outbound_file_bytes,
+        allowedExtensions: new Set(config.allowed_file_extensions),
+      },
+    }),
     start: () => ingress.start(),
     stop: () => ingress.stop(),
     status: () => ingress.status(),

@@ -38,12 +38,12 @@ export class FakeWeChat {
   readonly headerViolations: string[] = [];
   readonly rateLimitViolations: { chatId: string; at: number }[] = [];
   /** Uploads the bot made, decrypted, by download param. */
-  readonly uploads = new Map<string, { bytes: Buffer; mediaType: number }>();
+  readonly uploads = new Map<string, { encrypted: Buffer; bytes: Buffer; mediaType: number }>();
   private readonly log: string[] = [];
   private readonly messages = new Map<string, FakeBotMessage[]>();
   private readonly contextTokens = new Map<string, { chatId: string; messageId: string }>();
   private readonly downloads = new Map<string, Buffer>();
-  private readonly pendingUploads = new Map<string, { key: Buffer; mediaType: number }>();
+  private readonly pendingUploads = new Map<string, { key: Buffer; md5: string; mediaType: number }>();
   private readonly faults = new Map<string, Fault[]>();
   private readonly blockedUntil = new Map<string, number>();
   private readonly waiters = new Waiters('FakeWeChat', { pollMs: 20 });
@@ -311,7 +311,16 @@ export class FakeWeChat {
     const param = holder?.media?.encrypt_query_param;
     const upload = param === undefined ? undefined : this.uploads.get(param);
     if (!upload || !holder?.media?.aes_key) return undefined;
-    return { kind: item.type === 2 ? 'image' : 'file', ...(holder.file_name ? { name: holder.file_name } : {}), bytes: upload.bytes };
+    // The receiving phone decrypts with the key the message names (base64 of its hex form): it must open the upload.
+    const hex = Buffer.from(holder.media.aes_key, 'base64').toString('ascii');
+    if (!/^[0-9a-f]{32}$/i.test(hex)) return undefined;
+    let bytes: Buffer;
+    try {
+      bytes = aesDecrypt(upload.encrypted, Buffer.from(hex, 'hex'));
+    } catch {
+      return undefined;
+    }
+    return { kind: item.type === 2 ? 'image' : 'file', ...(holder.file_name ? { name: holder.file_name } : {}), bytes };
   }
 
   private async getUploadUrl(request: IncomingMessage, response: ServerResponse, url: URL, body: Record<string, unknown>): Promise<void> {
@@ -321,7 +330,7 @@ export class FakeWeChat {
       return this.answer(request, response, url, body, 200, { ret: -2, errmsg: 'bad upload request' });
     }
     const uploadParam = randomBytes(12).toString('base64url');
-    this.pendingUploads.set(uploadParam, { key, mediaType: Number(body.media_type) });
+    this.pendingUploads.set(uploadParam, { key, md5: body.rawfilemd5, mediaType: Number(body.media_type) });
     this.answer(request, response, url, body, 200, { ret: 0, upload_param: uploadParam });
   }
 
@@ -335,8 +344,9 @@ export class FakeWeChat {
     } catch {
       return void response.writeHead(400, { 'x-error-message': 'not decryptable' }).end();
     }
-    const downloadParam = `dl-${createHash('md5').update(bytes).digest('hex')}-${randomBytes(4).toString('hex')}`;
-    this.uploads.set(downloadParam, { bytes, mediaType: pending.mediaType });
+    if (createHash('md5').update(bytes).digest('hex') !== pending.md5) return void response.writeHead(400, { 'x-error-message': 'md5 mismatch' }).end();
+    const downloadParam = `dl-${randomBytes(8).toString('hex')}`;
+    this.uploads.set(downloadParam, { encrypted: raw, bytes, mediaType: pending.mediaType });
     response.writeHead(200, { 'x-encrypted-param': downloadParam }).end();
   }
 
