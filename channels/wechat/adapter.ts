@@ -6,6 +6,7 @@ import { createWeChatEgress } from './egress.js';
 import { createWeChatFiles } from './files.js';
 import { WeChatIngress } from './ingress.js';
 import { WECHAT_LIMITS } from './limits.js';
+import { QrLogin } from './login.js';
 import { WeChatSender } from './sender.js';
 
 /** What core needs to know about WeChat, as data; file sizes as configured (the larger of images and files). */
@@ -42,6 +43,19 @@ export function createWeChatChannel(config: WeChatConfig, deps: ChannelDeps): Ch
   const contextTokens = new ContextTokens(deps.state);
   const sender = new WeChatSender(client, contextTokens);
   const gate = deps.rateGate('chat');
+  // Without a configured token the QR-code login gives one (the schema requires state_dir then).
+  const qrLogin =
+    config.bot_token === undefined && config.qrcode_login_enabled && config.state_dir !== undefined
+      ? new QrLogin({
+          client,
+          stateDir: config.state_dir,
+          botType: config.qrcode_bot_type,
+          pollIntervalMs: config.qrcode_poll_interval * 1000,
+          timeoutMs: config.qrcode_poll_timeout * 1000,
+          logger,
+          now: deps.now,
+        })
+      : undefined;
   const ingress = new WeChatIngress({
     client,
     sender,
@@ -53,6 +67,7 @@ export function createWeChatChannel(config: WeChatConfig, deps: ChannelDeps): Ch
     pollingTimeoutMs: config.polling_timeout * 1000,
     pollingRetryDelayMs: config.polling_retry_delay * 1000,
     respectServerLongPollTimeout: config.respect_server_longpoll_timeout,
+    ...(qrLogin ? { login: (signal: AbortSignal) => qrLogin.login(signal), onSessionExpired: () => qrLogin.forget() } : {}),
   });
   return {
     name: 'wechat',

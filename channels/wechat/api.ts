@@ -84,6 +84,11 @@ export class IlinkClient {
     this.options = token === undefined ? rest : { ...rest, token };
   }
 
+  /** The same client for another host (a QR login redirected to another data centre). */
+  withBaseUrl(baseUrl: string): IlinkClient {
+    return new IlinkClient({ ...this.options, baseUrl: baseUrl.replace(/\/+$/, '') });
+  }
+
   /** Points later calls at another host (a QR login's `baseurl`). */
   setBaseUrl(baseUrl: string): void {
     this.options = { ...this.options, baseUrl: baseUrl.replace(/\/+$/, '') };

@@ -33,6 +33,8 @@ export interface WeChatIngressOptions {
    * configured. Rejects with a `ChannelError` whose message is the status reason.
    */
   login?: (signal: AbortSignal) => Promise<void>;
+  /** Called once when the session expired (the QR login forgets its stored token). Never rejects. */
+  onSessionExpired?: () => Promise<void>;
   /** How long `stop()` lets acknowledgements in flight finish; default 4000 ms. */
   stopTimeoutMs?: number;
 }
@@ -134,6 +136,9 @@ export class WeChatIngress {
     if (code === WECHAT_LIMITS.sessionExpiredErrcode) {
       // The token is dead: polling again would only be refused. A new token (or QR login) and a restart bring it back.
       client.setToken(undefined);
+      await this.options.onSessionExpired?.().catch((error: unknown) => {
+        logger.warn({ err: describeError(error) }, 'WeChat stored login not forgotten');
+      });
       this.state = { running: false, reason: WECHAT_TEXTS.sessionExpired };
       logger.error('WeChat session expired (errcode -14); polling stopped');
       return 'expired';
