@@ -266,8 +266,14 @@ export class FakeWeChat {
     if (!this.authorized(request, response, url, body)) return;
     const from = positionOf(body?.get_updates_buf);
     if (from >= this.log.length) {
-      const aborted = new Promise<void>((resolve) => request.socket.once('close', resolve));
+      let onClose: () => void = () => undefined;
+      const aborted = new Promise<void>((resolve) => {
+        onClose = resolve;
+        request.socket.once('close', onClose);
+      });
       await Promise.race([this.waiters.waitFor(() => this.log.length > from || this.isTokenExpired, this.options.longPollHoldMs).catch(() => undefined), aborted]);
+      // Keep-alive sockets carry many polls: one listener per poll would pile up.
+      request.socket.off('close', onClose);
       if (request.socket.destroyed) return;
       if (this.isTokenExpired) return this.answer(request, response, url, body, 200, { ret: -14, errcode: -14, errmsg: 'session timeout' });
     }
