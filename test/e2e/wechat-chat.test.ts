@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WECHAT_TEXTS } from '../../channels/wechat/texts.js';
 import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeWeChat } from '../fakes/wechat/index.js';
+import { apiClient } from './api-client.js';
 import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -90,5 +91,49 @@ describe('chatting in WeChat', () => {
     expect(health.channels.wechat).toEqual({ running: false, reason: WECHAT_TEXTS.sessionExpired });
     expect(JSON.stringify(server?.logs)).not.toContain(wechat.token);
     expect(server?.stderr()).not.toContain(wechat.token);
+  });
+});
+
+describe('binding a WeChat account with /connect through the real server', () => {
+  const ADMIN_TOKEN = 'operator-token-for-wechat-e2e';
+  const UNBOUND = 'Connect this channel from DeerFlow Settings, complete the in-channel connect step, then send your message again.';
+  const wechat = new FakeWeChat({ longPollHoldMs: 1000 });
+  const model = new FakeOpenAI({ apiKey: 'sk-e2e' });
+  let server: ServerProcess | undefined;
+  const api = apiClient(() => server?.url ?? '');
+
+  beforeAll(async () => {
+    await Promise.all([wechat.start(), model.start()]);
+    const yaml = `${configYaml(wechat, model)}auth: { admin_token: ${ADMIN_TOKEN} }
+channel_connections:
+  enabled: true
+  wechat: { enabled: true }
+`;
+    server = await boot(writeConfig(yaml));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await Promise.all([wechat.stop(), model.stop()]);
+  });
+
+  /** The person writes `text`; resolves with the bot's answer to it other than the acknowledgement. */
+  async function answerTo(userId: string, text: string): Promise<string> {
+    const sent = wechat.sendUserMessage({ userId, text });
+    const answer = await wechat.waitFor(() => wechat.botMessages(userId).find((m) => m.replyTo === sent.messageId && m.text !== WECHAT_TEXTS.working), 20_000);
+    return answer.text;
+  }
+
+  it('tells an unbound person how to connect, binds them with a one-time code, then runs their chat as that user', async () => {
+    const person = 'bea-e2e@im.wechat';
+    const created = await api('POST', '/api/users', ADMIN_TOKEN, { name: 'bea' });
+    expect(created.status).toBe(201);
+    const key = created.body?.api_key as string;
+    expect(await answerTo(person, 'hello?')).toBe(UNBOUND);
+    const offer = await api('POST', '/api/channels/wechat/connect', key);
+    expect(offer.body).toMatchObject({ provider: 'wechat', mode: 'binding_code' });
+    expect(await answerTo(person, `/connect ${offer.body?.code}`)).toBe('WeChat connected to DeerFlow.');
+    const { body } = await api('GET', '/api/channels/connections', key);
+    expect(body?.connections).toEqual([expect.objectContaining({ provider: 'wechat', status: 'connected', external_account_id: person, workspace_id: person })]);
+    expect(await answerTo(person, 'now?')).toBe('Echo: now?');
   });
 });
