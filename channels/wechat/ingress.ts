@@ -122,7 +122,7 @@ export class WeChatIngress {
 
   /** One `getupdates` and its batch. */
   private async pollOnce(signal: AbortSignal): Promise<'handled' | 'refused' | 'failed' | 'expired'> {
-    const { client, logger } = this.options;
+    const { logger } = this.options;
     let answer: Awaited<ReturnType<typeof this.getUpdates>>;
     try {
       answer = await this.getUpdates(signal);
@@ -135,7 +135,6 @@ export class WeChatIngress {
     const code = refusalCode(answer);
     if (code === WECHAT_LIMITS.sessionExpiredErrcode) {
       // The token is dead: polling again would only be refused. A new token (or QR login) and a restart bring it back.
-      client.setToken(undefined);
       await this.options.onSessionExpired?.().catch((error: unknown) => {
         logger.warn({ err: describeError(error) }, 'WeChat stored login not forgotten');
       });

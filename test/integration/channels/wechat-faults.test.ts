@@ -63,6 +63,18 @@ describe('WeChat faults', () => {
     expect(logs.join('\n')).not.toContain(fake.token);
   });
 
+  it('polls again after a restart of the channel once the session is valid again', async () => {
+    const { fake, adapter, intake } = await startWeChat();
+    fake.expireToken();
+    await fake.waitFor(() => adapter.status().running === false || undefined);
+    fake.renewToken(fake.token);
+    await adapter.stop();
+    await adapter.start();
+    const sent = fake.sendUserMessage({ userId: ALICE, text: 'back again' });
+    await intake.waitUntil(() => intake.committed.some((m) => m.messageId === sent.messageId));
+    expect(adapter.status()).toEqual({ running: true });
+  });
+
   it('polls on after a dropped socket and 5xx answers; the message sent meanwhile arrives once', async () => {
     const { fake, intake, adapter, polls, pollsMore } = await startWeChat();
     fake.failNext('getupdates', { kind: 'drop' });
