@@ -1,5 +1,7 @@
 import { continuedUnder, createEditReply } from '../../src/channel/edit-reply.js';
+import { PLAIN_TEXT_DIALECT, SplitPartRenderer } from '../../src/channel/markdown.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
+import { splitText } from '../../src/channel/split.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
@@ -16,8 +18,9 @@ export interface WeChatEgressOptions {
 
 /**
  * Replies. WeChat cannot edit a sent message, so partials are not shown: the final goes out as
- * new messages, split at 4000 characters, after the standing acknowledgement. The agent's
- * Markdown is sent as is (WeChat shows plain text; core has no plain-text renderer yet).
+ * new messages, split at 4000 characters, after the standing acknowledgement. WeChat shows plain
+ * text: the agent's Markdown is rendered to its visible text (core's `PLAIN_TEXT_DIALECT`: no
+ * markup, bullets for lists, aligned tables, a link's URL after its label).
  */
 export function createWeChatEgress(options: WeChatEgressOptions): ChannelEgress {
   return { reply: (target) => finalOnlyReply(target, options) };
@@ -25,9 +28,19 @@ export function createWeChatEgress(options: WeChatEgressOptions): ChannelEgress 
 
 function finalOnlyReply(target: ReplyTarget, options: WeChatEgressOptions): Reply {
   const replyToMessageId = target.replyTo.messageId;
+  const renderer = new SplitPartRenderer(PLAIN_TEXT_DIALECT);
   const inner = createEditReply(
     {
-      send: (text) => options.sender.text(target, text),
+      // Each part of the split Markdown is rendered on its own (a code block it cut stays code).
+      send: async (markdown, previousPartId) => {
+        const rendered = renderer.render(markdown, previousPartId !== undefined && previousPartId !== replyToMessageId);
+        // Markdown that renders to nothing (a lone link definition) is sent as typed, never as an empty message.
+        const plain = rendered.trim() === '' ? markdown : rendered;
+        // Rendering pads tables, so a part may grow past the limit: it then goes as several messages.
+        let id = '';
+        for (const piece of splitText(plain, WECHAT_LIMITS.maxMessageChars)) id = await options.sender.text(target, piece);
+        return id;
+      },
       edit: async () => {
         throw new ChannelError('wechat', 'CHANNEL_REJECTED', 'WeChat messages cannot be edited');
       },

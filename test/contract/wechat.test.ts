@@ -1,5 +1,5 @@
 import { wechatChannel } from '../../channels/wechat/index.js';
-import { FakeWeChat } from '../fakes/wechat/index.js';
+import { displayText, FakeWeChat } from '../fakes/wechat/index.js';
 import { channelContract, type PlatformHarness } from './channel-contract.js';
 
 const OTHER_BOT = 'otherbot@im.bot';
@@ -36,6 +36,7 @@ async function startFakeWeChat(allowedUsers: string[] = []): Promise<PlatformHar
         history: [m.text],
         sentAt: m.sentAt,
         editedAt: [],
+        ...displayText(m.text),
       })),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
@@ -58,6 +59,15 @@ channelContract({
   // No edits: nothing is streamed, so no edit budget applies.
   minEditIntervalMs: 1000,
   acknowledgement: 'message',
+  roundTrip: {
+    exceptions: {
+      'a link': {
+        shown: 'read the docs (https://example.com/a_b?x=1&y=2) first',
+        links: [{ text: 'https://example.com/a_b?x=1&y=2', url: 'https://example.com/a_b?x=1&y=2' }],
+        rule: 'WeChat text has no link markup (sendmessage carries text_item.text only, @tencent-weixin/openclaw-weixin src/api/types.ts TextItem); the URL is written after its label and the client makes it tappable',
+      },
+    },
+  },
   // A refused message leaves the cursor where it was: the next getupdates brings it again.
   keepsRefusedMessages: true,
   startPlatform: ({ allowedUsers }) => startFakeWeChat(allowedUsers),

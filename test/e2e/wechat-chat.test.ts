@@ -58,7 +58,8 @@ describe('chatting in WeChat', () => {
     const next = wechat.sendUserMessage({ userId: ALICE, text: 'a long one please' });
     const parts = await wechat.waitFor(() => {
       const answers = wechat.botMessages(ALICE).filter((m) => m.replyTo === next.messageId && m.text !== WECHAT_TEXTS.working);
-      return answers.map((m) => m.text).join('') === long && answers;
+      // Each part is its own message, cut after a newline: the newline is where one message ends.
+      return answers.map((m) => m.text).join('\n') === long && answers;
     }, 20_000);
     expect(parts.length).toBeGreaterThan(1);
     expect(parts.filter((m) => m.text.length > 4000)).toEqual([]);
