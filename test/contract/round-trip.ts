@@ -84,6 +84,8 @@ export interface RoundTripException {
   read?: string;
   /** What the chat shows instead of `shown`. */
   shown?: string;
+  /** The native links the chat carries instead of the case's (a platform without link markup). */
+  links?: readonly { text: string; url: string }[];
   /** The platform's documented rule, with where it is written. */
   rule: string;
 }
