@@ -8,7 +8,7 @@ import type { Logger } from '../../src/logger.js';
 import type { DiscordApi } from './api.js';
 import { snowflakeTimeMs } from './ids.js';
 import { DISCORD_LIMITS } from './limits.js';
-import { partedReply } from './parted-reply.js';
+import { partedReply } from '../../src/channel/parted-reply.js';
 import { discordParts, renderWithin } from './parts.js';
 import type { TypingIndicators } from './typing.js';
 

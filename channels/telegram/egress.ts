@@ -1,5 +1,6 @@
 import type { Api } from 'grammy';
 import { createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
+import { partedReply } from '../../src/channel/parted-reply.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -8,8 +9,7 @@ import { isCantParseEntities, isMessageNotModified, toChannelError } from './err
 import { parseTelegramId } from './ids.js';
 import { TELEGRAM_LIMITS } from './limits.js';
 import type { GroupPacer } from './pacing.js';
-import { renderWithinOneMessage, type TelegramMessageText } from './render.js';
-import { createTelegramReply } from './reply.js';
+import { renderWithinOneMessage, splitTelegramMarkdown, type TelegramMessageText } from './render.js';
 
 /** Attempts per final message while Telegram answers 429 (each waits out `retry_after`). */
 const FINAL_ATTEMPTS = 5;
@@ -115,7 +115,7 @@ export interface TelegramEgressOptions {
  * replying to the user's. Edits are spaced 1 s apart in private chats and 3 s in groups
  * (Telegram's per-chat budgets). Every text, partial or final, is the agent's Markdown rendered
  * once into HTML (`render.ts`); the final is split into parts that each render within 4096
- * characters (`createTelegramReply`). `reply()` throws a `ChannelError` (`CHANNEL_REJECTED`)
+ * characters (`splitTelegramMarkdown`), each its own edit-style reply (`partedReply`). `reply()` throws a `ChannelError` (`CHANNEL_REJECTED`)
  * when `target.chatId` is not a Telegram chat id.
  */
 export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgress {
@@ -136,7 +136,7 @@ export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgr
           }
         },
       };
-      return createTelegramReply((anchor) =>
+      const partReply = (anchor: { placeholderId?: string; replyToMessageId?: string }) =>
         createEditReply(primitives, {
           ...anchor,
           // Lengths are the renderer's to keep: it counts the text Telegram shows, not the Markdown.
@@ -149,9 +149,12 @@ export function createTelegramEgress(options: TelegramEgressOptions): ChannelEgr
           finalAttempts: FINAL_ATTEMPTS,
           maxFinalWaitMs: MAX_FINAL_WAIT_MS,
           platform: 'telegram',
-        }),
-        { placeholderId: target.replyTo.placeholderId, replyToMessageId: target.replyTo.messageId },
-      );
+        });
+      return partedReply({
+        first: partReply({ placeholderId: target.replyTo.placeholderId, replyToMessageId: target.replyTo.messageId }),
+        next: (replyToMessageId) => partReply({ replyToMessageId }),
+        parts: splitTelegramMarkdown,
+      });
     },
   };
 }

@@ -1,5 +1,5 @@
-import { lexMarkdown, type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
-import { splitText } from '../../src/channel/split.js';
+import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { markdownParts } from '../../src/channel/markdown-parts.js';
 import { TELEGRAM_LIMITS } from './limits.js';
 
 /**
@@ -80,85 +80,13 @@ function fits(markdown: string, maxChars: number): boolean {
 }
 
 /**
- * Cuts `markdown` into parts that each render, on their own, within `maxChars` (UTF-16 units, as
- * Telegram counts them after entity parsing), in order. Parts end at block boundaries where they
- * can; a code block too long for one message is cut between lines, each piece fenced again, so
- * every part shows code as code; a table is cut between rows, each piece with the header; any
- * other block is cut at a line break, else hard (emphasis cut there shows its markers). The parts
- * joined give back `markdown`, apart from the fences and headers added where a block was cut.
+ * `markdown` in parts that each render, on their own, within `maxChars` (UTF-16 units of the text
+ * Telegram shows once it parsed the entities: the Markdown cannot be cut by its own length), in
+ * order (`markdownParts`: at block boundaries, code blocks and tables cut with their fence or
+ * header again).
  */
 export function splitTelegramMarkdown(markdown: string, maxChars: number = TELEGRAM_LIMITS.maxMessageChars): string[] {
-  if (fits(markdown, maxChars)) return markdown.trim() === '' ? [] : [markdown];
-  const parts: string[] = [];
-  let current = '';
-  for (const token of lexMarkdown(markdown)) {
-    const candidate = current + token.raw;
-    if (fits(candidate, maxChars)) {
-      current = candidate;
-      continue;
-    }
-    if (current.trim() !== '') parts.push(current);
-    current = '';
-    const pieces = fits(token.raw, maxChars) ? [token.raw] : splitBlock(token, maxChars);
-    parts.push(...pieces.slice(0, -1));
-    current = pieces.at(-1) ?? '';
-  }
-  if (current.trim() !== '') parts.push(current);
-  return parts;
-}
-
-type BlockToken = ReturnType<typeof lexMarkdown>[number];
-
-function splitBlock(token: BlockToken, maxChars: number): string[] {
-  if (token.type === 'code') return splitCodeBlock(token.text as string, (token.lang as string | undefined) ?? '', maxChars);
-  if (token.type === 'table') return splitTable(token.raw, maxChars);
-  return splitToFit(token.raw, maxChars);
-}
-
-/** Lines of code packed into fenced blocks that each fit; a line longer than a message is cut. */
-function splitCodeBlock(code: string, language: string, maxChars: number): string[] {
-  let longestRun = 0;
-  for (const run of code.matchAll(/`+/g)) longestRun = Math.max(longestRun, run[0].length);
-  const fence = '`'.repeat(Math.max(3, longestRun + 1));
-  const fenced = (lines: string[]) => `${fence}${language}\n${lines.join('\n')}\n${fence}\n`;
-  const lines = code.split('\n').flatMap((line) => (line.length <= maxChars ? [line] : splitText(line, maxChars)));
-  const blocks: string[] = [];
-  let current: string[] = [];
-  for (const line of lines) {
-    if (current.length > 0 && [...current, line].join('\n').length > maxChars) {
-      blocks.push(fenced(current));
-      current = [];
-    }
-    current.push(line);
-  }
-  if (current.length > 0) blocks.push(fenced(current));
-  return blocks;
-}
-
-/** Rows packed into tables that each fit, every one with the header and its rule. */
-function splitTable(raw: string, maxChars: number): string[] {
-  const [header = '', rule = '', ...rows] = raw.replace(/\n+$/, '').split('\n');
-  const table = (chunk: string[]) => `${[header, rule, ...chunk].join('\n')}\n`;
-  const tables: string[] = [];
-  let current: string[] = [];
-  for (const row of rows) {
-    if (current.length > 0 && !fits(table([...current, row]), maxChars)) {
-      tables.push(table(current));
-      current = [];
-    }
-    current.push(row);
-  }
-  if (current.length > 0) tables.push(table(current));
-  // A single row too wide for a message: as text, cut to fit.
-  return tables.flatMap((part) => (fits(part, maxChars) ? [part] : splitToFit(part, maxChars)));
-}
-
-/** `raw` cut at line breaks (else hard) into pieces that each render within `maxChars`. */
-function splitToFit(raw: string, maxChars: number): string[] {
-  for (let budget = maxChars; ; budget = Math.floor(budget * 0.8)) {
-    const pieces = splitText(raw, Math.max(2, budget));
-    if (budget <= 2 || pieces.every((piece) => fits(piece, maxChars))) return pieces;
-  }
+  return markdownParts(markdown, maxChars, (part) => render(part).plainText.length);
 }
 
 /** `markdown` as one message's HTML. The caller keeps it within a message (see {@link splitTelegramMarkdown}). */

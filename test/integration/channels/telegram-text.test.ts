@@ -106,8 +106,11 @@ describe('Telegram text out: the agent’s Markdown as Telegram shows it', () =>
     expect(messages.length).toBeGreaterThan(2);
     expect(messages.filter((m) => m.text.length > 4096)).toEqual([]);
     expect(messages.slice(1).map((m, i) => m.replyTo === messages[i]?.messageId)).toEqual(messages.slice(1).map(() => true));
-    const code = messages.filter((m) => m.entities.some((e) => e.type === 'pre' && e.offset === 0 && e.length === m.text.length));
-    expect(code.map((m) => m.text).join('\n')).toBe(lines.join('\n'));
+    // The sentence shares the first message with the code's first lines; every message after is code only.
+    expect(messages[0]?.text.startsWith('Here:\n\n')).toBe(true);
+    const code = messages.flatMap((m) => m.entities.filter((e) => e.type === 'pre').map((e) => m.text.slice(e.offset, e.offset + e.length)));
+    expect(code.join('\n')).toBe(lines.join('\n'));
+    expect(messages.slice(1).every((m) => m.entities.some((e) => e.type === 'pre' && e.offset === 0 && e.length === m.text.length))).toBe(true);
   });
 
   it('after a part fails, leaves the Markdown of the parts not shown, to continue after the last part shown', async () => {

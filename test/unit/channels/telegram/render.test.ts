@@ -109,11 +109,11 @@ describe('splitTelegramMarkdown: parts that each render within 4096 characters',
     const parts = splitTelegramMarkdown(`before\n\n\`\`\`sh\n${lines.join('\n')}\n\`\`\`\n\nafter`);
     const texts = parts.map((part) => shown(part));
     expect(texts.every((t) => t.text.length <= 4096)).toBe(true);
-    // The paragraph before goes alone rather than with a sliver of the code.
-    expect(texts.map((t) => t.entities.filter((e) => e.type === 'pre').length)).toEqual([0, 1, 1, 1]);
-    expect(texts[0]?.text).toBe('before');
+    // The paragraph before shares the first part with the code's first lines.
+    expect(texts.map((t) => t.entities.filter((e) => e.type === 'pre').length)).toEqual([1, 1, 1]);
+    expect(texts[0]?.text.startsWith('before\n\n')).toBe(true);
     expect(texts.at(-1)?.text.endsWith('\n\nafter')).toBe(true);
-    const code = texts.slice(1).map((t) => t.text.replace(/\n\nafter$/, ''));
+    const code = texts.map((t) => t.text.replace(/^before\n\n/, '').replace(/\n\nafter$/, ''));
     expect(code.join('\n')).toBe(lines.join('\n'));
   });
 

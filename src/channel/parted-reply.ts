@@ -1,7 +1,7 @@
-import type { createEditReply } from '../../src/channel/edit-reply.js';
-import type { FinalLeft, Reply, ReplyAnchor } from '../../src/channel/types.js';
+import type { createEditReply } from './edit-reply.js';
+import type { FinalLeft, Reply, ReplyAnchor } from './types.js';
 
-/** An edit-style reply (`src/channel/edit-reply.ts`) carrying one message's worth of Markdown. */
+/** An edit-style reply (`edit-reply.ts`) carrying one message's worth of Markdown. */
 type EditStyleReply = ReturnType<typeof createEditReply>;
 
 export interface PartedReplyOptions {
@@ -9,7 +9,7 @@ export interface PartedReplyOptions {
   first: EditStyleReply;
   /** A reply that posts one further part as a new message replying to `replyToMessageId`. */
   next(replyToMessageId: string | undefined): EditStyleReply;
-  /** The final cut into parts that each render within one message, in order (`parts.ts`). */
+  /** The final cut into parts that each render within one message, in order (`markdownParts`). */
   parts(markdown: string): string[];
 }
 
