@@ -240,9 +240,9 @@ describe('parseConfig', () => {
   });
 
   it('warns about platform blocks this build does not support', () => {
-    const path = writeConfig('channels:\n  wecom: { enabled: true }\n  telegrm: { enabled: true }\n');
+    const path = writeConfig('channels:\n  buzz: { enabled: true }\n  telegrm: { enabled: true }\n');
     expect(loadConfig({ path, env: {}, platforms }).warnings).toEqual([
-      'channels.wecom: this build does not support wecom; the block is ignored',
+      'channels.buzz: this build does not support buzz; the block is ignored',
       'channels.telegrm: unknown channel; ignored',
     ]);
   });

@@ -1,0 +1,2 @@
+export * from './chat.js';
+export * from './server.js';
