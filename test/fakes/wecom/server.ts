@@ -143,6 +143,8 @@ export class FakeWeCom {
 
   /** Cuts every socket (the SDK reconnects). */
   dropConnections(): void {
+    // At once, not at the close event: a message sent right after must wait for the reconnect.
+    this.authenticated = undefined;
     for (const socket of this.sockets) socket.terminate();
   }
 
@@ -295,6 +297,7 @@ export class FakeWeCom {
     recorded.chatId = this.chatOf(cmd, recorded.reqId, recorded.body);
     if (fault.kind === 'silent') return true;
     if (fault.kind === 'drop') {
+      if (this.authenticated === ws) this.authenticated = undefined;
       ws.terminate();
       return true;
     }
