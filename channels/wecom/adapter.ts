@@ -6,6 +6,7 @@ import { createWeComEgress } from './egress.js';
 import { createWeComFiles } from './files.js';
 import { WeComIngress } from './ingress.js';
 import { WECOM_LIMITS } from './limits.js';
+import { RelayedSender } from './relay.js';
 
 /** What core needs to know about WeCom. */
 export const WECOM_CAPABILITIES: ChannelCapabilities = {
@@ -22,9 +23,12 @@ export const WECOM_CAPABILITIES: ChannelCapabilities = {
   identityFallsBackToNoWorkspace: true,
 };
 
-/** Test seam: the SDK's reconnect base delay. */
+/** Test seams. */
 export interface WeComChannelOptions {
+  /** The SDK's reconnect base delay; default 1000 ms. */
   reconnectBaseMs?: number;
+  /** How long a send relayed to the connection's holder waits; default 10000 ms. */
+  relayTimeoutMs?: number;
 }
 
 /**
@@ -50,18 +54,25 @@ export function createWeComChannel(config: WeComConfig, deps: ChannelDeps, optio
     onReplaced: () => ingress?.replaced(),
     ...(options.reconnectBaseMs === undefined ? {} : { reconnectBaseMs: options.reconnectBaseMs }),
   });
+  const sender = new RelayedSender({ connection, topic: deps.topic('relay'), logger, ...(options.relayTimeoutMs === undefined ? {} : { timeoutMs: options.relayTimeoutMs }) });
   ingress = new WeComIngress({ connection, allowedUsers: config.allowed_users, workingMessage: config.working_message, deps, logger });
   const started = ingress;
   return {
     name: 'wecom',
     displayName: 'WeCom',
     capabilities: WECOM_CAPABILITIES,
-    egress: createWeComEgress({ connection, workingMessage: config.working_message, gate: deps.rateGate('chat'), logger, now: deps.now }),
-    files: createWeComFiles(connection),
+    egress: createWeComEgress({ connection: sender, workingMessage: config.working_message, gate: deps.rateGate('chat'), logger, now: deps.now }),
+    files: createWeComFiles(sender),
     // WeCom keeps one long connection per bot: a second one closes the first (path/101463).
     exclusiveIngress: true,
-    start: () => started.start(),
-    stop: () => started.stop(),
+    start: async () => {
+      await started.start();
+      sender.serve();
+    },
+    stop: async () => {
+      sender.stopServing();
+      await started.stop();
+    },
     status: () => started.status(),
   };
 }

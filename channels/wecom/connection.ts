@@ -32,6 +32,8 @@ export type MediaType = 'image' | 'file';
 export class WeComConnection {
   private readonly client: WSClient;
   private isAuthenticated = false;
+  /** Between a successful `start()` and `stop()`: this process holds the connection. */
+  private hasStarted = false;
   /** Why the connection is down, secret-free; `undefined` while it is up. */
   private downReason: string | undefined = 'not started';
 
@@ -88,6 +90,7 @@ export class WeComConnection {
       };
       const onAuthenticated = () => {
         cleanup();
+        this.hasStarted = true;
         resolve();
       };
       const onError = (error: Error) => {
@@ -109,10 +112,16 @@ export class WeComConnection {
   }
 
   stop(): void {
+    this.hasStarted = false;
     this.isAuthenticated = false;
     this.downReason = 'stopped';
     // The SDK warns (to its logger) when it is not connected; harmless.
     this.client.disconnect();
+  }
+
+  /** True from a successful `start()` until `stop()`: sends go on this connection (else through the holder). */
+  isStarted(): boolean {
+    return this.hasStarted;
   }
 
   /** Why the connection is not usable now, or `undefined` while it is authenticated. */
@@ -139,12 +148,11 @@ export class WeComConnection {
     });
   }
 
-  /** Uploads `bytes` (512 KiB chunks, at most 100) and sends them into the chat; resolves with the media id. */
-  async sendMedia(chatId: string, type: MediaType, fileName: string, bytes: Buffer): Promise<string> {
+  /** Uploads `bytes` (512 KiB chunks, at most 100) and sends them into the chat. */
+  async sendMedia(chatId: string, type: MediaType, fileName: string, bytes: Buffer): Promise<void> {
     try {
       const { media_id: mediaId } = await this.client.uploadMedia(bytes, { type, filename: fileName });
       await this.client.sendMediaMessage(chatId, type, mediaId);
-      return mediaId;
     } catch (error) {
       throw toChannelError(error, `${type} upload`);
     }

@@ -3,12 +3,14 @@ import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { ReplyFrame, WeComConnection } from './connection.js';
+import type { ReplyFrame } from './connection.js';
 import { REQ_ID } from './decide.js';
 import { WECOM_LIMITS } from './limits.js';
+import type { WeComSender } from './relay.js';
 
 export interface WeComEgressOptions {
-  connection: WeComConnection;
+  /** The long connection, here or through the process holding it. */
+  connection: WeComSender;
   /** The acknowledgement's text: what a placeholder stream shows until the first update. */
   workingMessage: string;
   gate: RateGate;

@@ -3,9 +3,9 @@ import { decryptFile } from '@wecom/aibot-node-sdk';
 import { readLimited } from '../../src/channel/read-limited.js';
 import type { ChannelFiles, InboundFile, OutboundFile, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError } from '../../src/errors.js';
-import type { WeComConnection } from './connection.js';
 import { WECOM_LIMITS } from './limits.js';
 import type { MediaRef } from './parse.js';
+import type { WeComSender } from './relay.js';
 
 function tooLarge(limitBytes: number): ChannelError {
   const mib = Math.round(limitBytes / 1024 / 1024);
@@ -23,7 +23,7 @@ function unavailable(cause?: unknown): ChannelError {
  * connection in 512 KiB chunks (`aibot_upload_media_*`, the SDK's `uploadMedia`) and sent with
  * `aibot_send_msg`.
  */
-export function createWeComFiles(connection: WeComConnection): ChannelFiles {
+export function createWeComFiles(connection: WeComSender): ChannelFiles {
   return {
     download: (file, signal) => download(file, signal),
     send: (target, file) => send(connection, target, file),
@@ -54,7 +54,7 @@ async function download(file: InboundFile, signal?: AbortSignal): Promise<Uint8A
   }
 }
 
-async function send(connection: WeComConnection, target: ReplyTarget, file: OutboundFile): Promise<void> {
+async function send(connection: WeComSender, target: ReplyTarget, file: OutboundFile): Promise<void> {
   const isImage = file.isImage && file.size <= WECOM_LIMITS.maxImageUploadBytes;
   if (file.size > WECOM_LIMITS.maxFileUploadBytes) throw tooLarge(WECOM_LIMITS.maxFileUploadBytes);
   const bytes = await readFile(file.hostPath);

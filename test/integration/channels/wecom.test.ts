@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createWeComChannel } from '../../../channels/wecom/adapter.js';
 import { wecomChannel } from '../../../channels/wecom/index.js';
 import type { ChannelAdapter, InboundFile, InboundMessage, OutboundFile, ReplyTarget } from '../../../src/channel/types.js';
+import { InProcessTopic, type Topic } from '../../../src/channel/topic.js';
 import { silentLogger } from '../../../src/logger.js';
 import { FakeWeCom } from '../../fakes/wecom/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
@@ -28,11 +29,13 @@ async function startFake(): Promise<FakeWeCom> {
   return fake;
 }
 
-async function startAdapter(fake: FakeWeCom, options: { secret?: string; isStarted?: boolean } = {}) {
+async function startAdapter(fake: FakeWeCom, options: { secret?: string; isStarted?: boolean; topic?: Topic } = {}) {
   const intake = new RecordingIntake();
   const config = wecomChannel.configSchema.parse({ enabled: true, bot_id: fake.botId, bot_secret: options.secret ?? fake.secret, ws_url: fake.wsUrl });
   // A short reconnect base keeps the reconnect cases quick; the SDK doubles it per attempt.
-  const adapter = createWeComChannel(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }), { reconnectBaseMs: 50 });
+  const topic = options.topic;
+  const deps = testChannelDeps({ intake, commands: [], logger: silentLogger(), ...(topic ? { topic: () => topic } : {}) });
+  const adapter = createWeComChannel(config, deps, { reconnectBaseMs: 50, relayTimeoutMs: 1000 });
   cleanups.push(() => adapter.stop());
   if (options.isStarted !== false) await adapter.start();
   return { intake, adapter };
@@ -200,5 +203,29 @@ describe('WeCom faults', () => {
     const fake = await startFake();
     const { adapter } = await startAdapter(fake, { isStarted: false });
     expect((adapter as ChannelAdapter).exclusiveIngress).toBe(true);
+  });
+
+  it('delivers a reply made in a process without the connection through the process holding it', async () => {
+    const fake = await startFake();
+    const topic = new InProcessTopic();
+    const holder = await startAdapter(fake, { topic });
+    const standby = await startAdapter(fake, { topic, isStarted: false });
+    await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'who answers?' });
+    const target = targetOf(await committed(holder.intake));
+    const reply = standby.adapter.egress.reply(target);
+    reply.update('half an answer');
+    await fake.waitFor(() => fake.botMessages(ALICE).some((m) => m.text === 'half an answer'));
+    await reply.finish('the whole answer');
+    expect(fake.botMessages(ALICE).map((m) => [m.kind, m.history, m.isFinished])).toEqual([['stream', [WORKING, 'half an answer', 'the whole answer'], true]]);
+    expect(fake.connectionsOpened).toBe(1);
+    await expect(standby.adapter.files?.send(target, await outboundFile('chart.png', new Uint8Array([1]), true))).rejects.toMatchObject({ code: 'CHANNEL_UNAVAILABLE' });
+  });
+
+  it('fails a reply as unavailable when no process holds the connection, so the outbox sends it later', async () => {
+    const fake = await startFake();
+    const standby = await startAdapter(fake, { topic: new InProcessTopic(), isStarted: false });
+    const reply = standby.adapter.egress.reply({ chatId: ALICE, isPrivateChat: true, replyTo: { messageId: 'm1' }, platformData: { reqId: 'req1' } });
+    await expect(reply.finish('nobody to send it')).rejects.toMatchObject({ code: 'CHANNEL_UNAVAILABLE' });
+    expect(fake.frames).toEqual([]);
   });
 });
