@@ -28,5 +28,9 @@ export function toChannelError(error: unknown, what: string): ChannelError {
     }
     return new ChannelError('wecom', 'CHANNEL_REJECTED', `WeCom refused ${what} (errcode ${error.errcode})`, { status: 502 });
   }
-  return new ChannelError('wecom', 'CHANNEL_UNAVAILABLE', `WeCom ${what} failed: no answer on the long connection`, { cause: error, status: 502 });
+  return new ChannelError('wecom', 'CHANNEL_UNAVAILABLE', `WeCom ${what} failed: no answer on the long connection`, {
+    cause: error,
+    status: 502,
+    retryAfterMs: WECOM_LIMITS.reconnectWaitMs,
+  });
 }

@@ -32,6 +32,11 @@ export const WECOM_LIMITS = {
    * pushes are limited per minute (30/min, 1000/h, path/101463). This is how long the chat waits.
    */
   defaultRetryAfterMs: 2000,
+  /**
+   * How long a reply waits after the connection failed under it (closed, or a frame WeCom did not
+   * acknowledge within the SDK's 5 s) before trying again: the SDK's first reconnect comes after 1 s.
+   */
+  reconnectWaitMs: 1500,
 } as const;
 
 /** WeCom errcodes the adapter acts on (observed; not in one documented table). */

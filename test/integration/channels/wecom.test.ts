@@ -139,6 +139,27 @@ describe('WeCom faults', () => {
     expect(fake.botMessages(ALICE).filter((m) => m.kind === 'markdown').map((m) => m.text)).toEqual(['the answer']);
   });
 
+  it('sends the final again on its stream when WeCom never acknowledged it (the SDK gives up after 5 s)', async () => {
+    const { fake, intake, adapter } = await started();
+    await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'question' });
+    const reply = adapter.egress.reply(targetOf(await committed(intake)));
+    fake.failNext('aibot_respond_msg', { kind: 'silent' });
+    await reply.finish('the answer');
+    expect(fake.botMessages(ALICE).map((m) => [m.kind, m.history, m.isFinished])).toEqual([['stream', [WORKING, 'the answer'], true]]);
+    expect(fake.framesOf('aibot_respond_msg').map((f) => (f.body.stream as { content: string }).content)).toEqual([WORKING, 'the answer', 'the answer']);
+  });
+
+  it('finishes the same stream after the socket dropped mid-answer and the SDK reconnected', async () => {
+    const { fake, intake, adapter } = await started();
+    await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'question' });
+    const reply = adapter.egress.reply(targetOf(await committed(intake)));
+    fake.failNext('aibot_respond_msg', { kind: 'drop' });
+    reply.update('a partial lost with the socket');
+    await fake.waitFor(() => fake.connectionsOpened === 2 && fake.isAuthenticated(), 10_000);
+    await reply.finish('the whole answer');
+    expect(fake.botMessages(ALICE).map((m) => [m.kind, m.history, m.isFinished])).toEqual([['stream', [WORKING, 'the whole answer'], true]]);
+  });
+
   it('sends only the final, as markdown, for a message without a callback to answer (a scheduled one)', async () => {
     const { fake, adapter } = await started();
     await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'remind me daily' });
