@@ -92,17 +92,15 @@ function streamReply(target: ReplyTarget, frame: ReplyFrame, options: WeComEgres
     finalLeft: () => inner.finalLeft(),
     finish: async (text, outcome) => {
       isFinishing = true;
-      try {
-        await inner.finish(text, outcome);
-      } finally {
-        // A stream left open shows its spinner until WeCom ends it: finish each with what it shows.
-        for (const [streamId, stream] of streams) {
-          if (stream.isFinished) continue;
-          stream.isFinished = true;
-          await connection.replyStream(frame, streamId, stream.text, true).catch((error: unknown) => {
-            options.logger.warn({ err: describeError(error) }, 'closing the WeCom stream failed');
-          });
-        }
+      // On failure the streams stay open: the outbox's later attempt finishes the same one.
+      await inner.finish(text, outcome);
+      // A stream left open shows its spinner until WeCom ends it: finish each with what it shows.
+      for (const [streamId, stream] of streams) {
+        if (stream.isFinished) continue;
+        stream.isFinished = true;
+        await connection.replyStream(frame, streamId, stream.text, true).catch((error: unknown) => {
+          options.logger.warn({ err: describeError(error) }, 'closing the WeCom stream failed');
+        });
       }
     },
   };

@@ -160,6 +160,20 @@ describe('WeCom faults', () => {
     expect(fake.botMessages(ALICE).map((m) => [m.kind, m.history, m.isFinished])).toEqual([['stream', [WORKING, 'the whole answer'], true]]);
   });
 
+  it('leaves the stream open when the final could not be sent, so the outbox\'s later attempt finishes the same stream', async () => {
+    const { fake, intake, adapter } = await started();
+    await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'question' });
+    const target = targetOf(await committed(intake));
+    const reply = adapter.egress.reply(target);
+    // The connection goes (the process lost its lease) and nobody else holds it.
+    await adapter.stop();
+    await expect(reply.finish('the answer')).rejects.toMatchObject({ code: 'CHANNEL_UNAVAILABLE' });
+    expect(fake.botMessages(ALICE).map((m) => [m.text, m.isFinished])).toEqual([[WORKING, false]]);
+    await adapter.start();
+    await adapter.egress.reply({ ...target, replyTo: reply.resumeAnchor?.() ?? target.replyTo }).finish('the answer');
+    expect(fake.botMessages(ALICE).map((m) => [m.kind, m.history, m.isFinished])).toEqual([['stream', [WORKING, 'the answer'], true]]);
+  });
+
   it('sends only the final, as markdown, for a message without a callback to answer (a scheduled one)', async () => {
     const { fake, adapter } = await started();
     await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'remind me daily' });
