@@ -45,6 +45,8 @@ export class WeComConnection {
       wsUrl: options.wsUrl,
       reconnectInterval: options.reconnectBaseMs ?? 1000,
       maxReconnectAttempts: -1,
+      // A refusal after start (a reset secret, WeCom's own trouble) is retried too, up to every 30 s.
+      maxAuthFailureAttempts: -1,
       logger: {
         debug: () => undefined,
         info: () => undefined,
@@ -65,13 +67,18 @@ export class WeComConnection {
       logger.warn('WeCom closed this long connection for a newer one of the same bot');
       options.onReplaced();
     });
-    this.client.on('error', (error: Error) => logger.debug({ sdk: firstWords(error.message) }, 'WeCom long connection error'));
+    this.client.on('error', (error: Error) => {
+      if (/^Authentication failed/.test(error.message)) logger.warn('WeCom refused the bot_id / bot_secret; retrying');
+      else logger.debug({ sdk: firstWords(error.message) }, 'WeCom long connection error');
+    });
     this.client.on('authenticated', () => {
       this.isAuthenticated = true;
       this.downReason = undefined;
       logger.info('WeCom long connection authenticated');
     });
     this.client.on('disconnected', (reason: string) => {
+      // After a `disconnected_event` the SDK says so too; it does not reconnect then.
+      if (this.downReason === 'replaced') return;
       this.isAuthenticated = false;
       this.downReason = 'disconnected';
       logger.warn({ reason: firstWords(reason) }, 'WeCom long connection closed; the SDK reconnects');
