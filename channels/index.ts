@@ -6,6 +6,7 @@ import { githubChannel } from './github/index.js';
 import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { webChannel } from './web/index.js';
+import { wechatChannel } from './wechat/index.js';
 import { wecomChannel } from './wecom/index.js';
 
 /** Every platform this build supports. A new platform is one folder plus one line here. */
@@ -17,5 +18,6 @@ export const platforms: readonly ChannelDefinition[] = [
   dingtalkChannel as ChannelDefinition,
   githubChannel as ChannelDefinition,
   webChannel as ChannelDefinition,
+  wechatChannel as ChannelDefinition,
   wecomChannel as ChannelDefinition,
 ];

@@ -1,10 +1,12 @@
 import { continuedUnder, createEditReply } from '../../src/channel/edit-reply.js';
+import { SplitPartRenderer } from '../../src/channel/markdown.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { CardApi } from './card.js';
 import { DINGTALK_LIMITS } from './limits.js';
+import { DINGTALK_MARKDOWN_DIALECT } from './render.js';
 import type { RobotSender } from './sender.js';
 
 export interface DingTalkEgressOptions {
@@ -29,12 +31,22 @@ export function createDingTalkEgress(options: DingTalkEgressOptions): ChannelEgr
   return { reply: (target) => (options.cards ? cardReply(target, options, options.cards) : markdownReply(target, options)) };
 }
 
+/**
+ * Renders every text of one reply (the agent's Markdown) once: a part sent as a reply to an
+ * earlier bot message continues it (a code block it left open is reopened).
+ */
+function replyRenderer(target: ReplyTarget): (text: string, replyToMessageId?: string) => string {
+  const renderer = new SplitPartRenderer(DINGTALK_MARKDOWN_DIALECT);
+  return (text, replyToMessageId) => renderer.render(text, replyToMessageId !== undefined && replyToMessageId !== target.replyTo.messageId);
+}
+
 function markdownReply(target: ReplyTarget, options: DingTalkEgressOptions): Reply {
   let sequence = 0;
+  const render = replyRenderer(target);
   const inner = createEditReply(
     {
-      send: async (text) => {
-        await options.sender.markdown(target, text);
+      send: async (text, replyToMessageId) => {
+        await options.sender.markdown(target, render(text, replyToMessageId));
         return `${MARKDOWN_ID}${sequence++}`;
       },
       edit: async () => {
@@ -56,22 +68,25 @@ function cardReply(target: ReplyTarget, options: DingTalkEgressOptions, cards: C
   let sequence = 0;
   /** What each card shows and whether it was finalized. */
   const shown = new Map<string, { text: string; isFinal: boolean }>();
+  const render = replyRenderer(target);
   const inner = createEditReply(
     {
-      send: async (text) => {
+      send: async (text, replyToMessageId) => {
+        const markdown = render(text, replyToMessageId);
         if (isFinishing) {
-          await options.sender.markdown(target, text);
+          await options.sender.markdown(target, markdown);
           return `${MARKDOWN_ID}${sequence++}`;
         }
-        const id = await cards.create(target, text);
-        shown.set(id, { text, isFinal: false });
+        const id = await cards.create(target, markdown);
+        shown.set(id, { text: markdown, isFinal: false });
         return id;
       },
       edit: async (id, text) => {
         if (id.startsWith(MARKDOWN_ID)) throw new ChannelError('dingtalk', 'CHANNEL_REJECTED', 'DingTalk markdown messages cannot be edited');
         const isFinal = isFinishing;
-        await cards.stream(id, text, isFinal);
-        shown.set(id, { text, isFinal });
+        const markdown = render(text);
+        await cards.stream(id, markdown, isFinal);
+        shown.set(id, { text: markdown, isFinal });
       },
     },
     { ...baseOptions(target, options), minEditIntervalMs: DINGTALK_LIMITS.cardUpdateIntervalMs },

@@ -10,6 +10,7 @@ import type { CardApi } from './card.js';
 import { type DecideContext, decideRobotMessage, QUOTED_MESSAGE_ID } from './decide.js';
 import { WORKING_TEXT } from './limits.js';
 import { parseRobotMessage } from './parse.js';
+import { escapeDingTalkText } from './render.js';
 import { robotMessageSchema } from './schemas.js';
 import type { RobotSender, SessionWebhooks } from './sender.js';
 import { StreamConnection } from './stream.js';
@@ -152,7 +153,8 @@ export class DingTalkIngress {
     const { cards, sender, logger } = this.options;
     if (cards) {
       try {
-        return await cards.create(target, WORKING_TEXT);
+        // The card shows markdown; the working text is ours, not Markdown, and shows as written.
+        return await cards.create(target, escapeDingTalkText(WORKING_TEXT));
       } catch (error) {
         logger.warn({ err: describeError(error) }, 'DingTalk card not created; acknowledging with text');
       }

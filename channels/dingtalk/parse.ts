@@ -71,7 +71,8 @@ function contentOf(message: RobotMessage): { text: string; files: InboundFile[] 
   const content = message.content ?? {};
   switch (message.msgtype) {
     case 'text':
-      return { text: (message.text?.content ?? '').trim(), files: [] };
+      // As typed, but for leading whitespace (in a group, what is left where DingTalk removed the robot's @).
+      return { text: (message.text?.content ?? '').trimStart(), files: [] };
     case 'richText': {
       const parts = content.richText ?? [];
       const texts: string[] = [];

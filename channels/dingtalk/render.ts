@@ -1,49 +1,54 @@
+import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { fencedCodeBlock, fenceLanguage, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
+
 /**
- * Markdown adapted for DingTalk `sampleMarkdown` (reference §6.5), which has no code blocks,
- * inline code, tables or rules: fenced code → quoted lines under a `> **lang**` header, inline
- * code → bold, pipe tables → `> **Header**: cell` lines, `---` rules → a line of `─`. Pure.
+ * The agent's Markdown in DingTalk's markdown (robot `markdown` / `sampleMarkdown` messages and
+ * the AI card's `content`), once, with one level of escaping (issue #20). DingTalk documents a
+ * subset (https://open.dingtalk.com/document/orgapp/message-types-and-data-format): headings,
+ * quotes, bold, italic, links, images, lists. So:
+ * - text is escaped with HTML character references: `<`, `>`, `&` (its clients render HTML in
+ *   markdown messages, even inside code blocks, and mobile shows a message with HTML blank:
+ *   https://github.com/eryajf/chatgpt-dingtalk/pull/213), and Markdown's characters (`*` as
+ *   `&#42;`); a newline in text is a hard break (two spaces), or DingTalk would join the lines;
+ * - inline code, which DingTalk does not draw, becomes bold; strike-through shows its text;
+ * - code blocks stay fenced (drawn by the PC client, undocumented:
+ *   https://github.com/eryajf/chatgpt-dingtalk/pull/209), their `<`, `>`, `&` escaped too;
+ * - tables, which DingTalk does not draw, become a code block of aligned columns (the walker's
+ *   default); lists are DingTalk's own, nested four spaces a level.
  */
-export function toSampleMarkdown(markdown: string): string {
-  const lines = markdown.split('\n');
-  const out: string[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const fence = /^\s*```\s*([\w+-]*)\s*$/.exec(line);
-    if (fence) {
-      if (fence[1]) out.push(`> **${fence[1]}**`);
-      for (i++; i < lines.length && !/^\s*```\s*$/.test(lines[i] as string); i++) out.push(`> ${lines[i]}`);
-      continue;
-    }
-    if (isTableRow(line) && isTableSeparator(lines[i + 1])) {
-      const headers = cells(line);
-      for (i += 2; i < lines.length && isTableRow(lines[i] as string); i++) {
-        const row = cells(lines[i] as string);
-        out.push(...headers.map((header, column) => `> **${header}**: ${row[column] ?? ''}`), '');
-      }
-      i--;
-      continue;
-    }
-    if (/^\s*(-{3,}|\*{3,}|_{3,})\s*$/.test(line)) {
-      out.push('───────────');
-      continue;
-    }
-    out.push(line.replace(/`([^`\n]+)`/g, '**$1**'));
-  }
-  return out.join('\n');
+export const DINGTALK_MARKDOWN_DIALECT: MarkdownDialect = {
+  text: escapeDingTalkText,
+  strong: (inner) => `**${inner}**`,
+  emphasis: (inner) => `*${inner}*`,
+  strike: (inner) => inner,
+  inlineCode: (code) => `**${escapeDingTalkText(code)}**`,
+  link: (label, url) => `[${label}](${url.replace(/[()\s<>]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)})`,
+  codeBlock: (code, language) => fencedCodeBlock(escapeHtml(code), fenceLanguage(language)),
+  blockquote: quoteLines,
+  listItem: (content, item) => markdownListItem(content, item),
+  lineBreak: '  \n',
+};
+
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>]/g, (c) => HTML_ENTITIES[c] as string);
 }
 
-function isTableRow(line: string | undefined): boolean {
-  return line !== undefined && /^\s*\|.*\|\s*$/.test(line);
+/**
+ * `text` as DingTalk markdown that shows exactly `text`: HTML's and Markdown's characters as
+ * references, a line's leading `#`, `+`, `-`, `=` and a number's dot too (they would start a
+ * heading, list or rule), newlines as hard breaks.
+ */
+export function escapeDingTalkText(text: string): string {
+  return text
+    .replace(/[&<>*_~`\\[\]|]/g, (c) => HTML_ENTITIES[c] ?? `&#${c.charCodeAt(0)};`)
+    .replace(/^([ \t]*)([#+=-])/gm, (_whole, indent: string, lead: string) => `${indent}&#${lead.charCodeAt(0)};`)
+    .replace(/^([ \t]*\d+)([.)])/gm, (_whole, number: string, dot: string) => `${number}&#${dot.charCodeAt(0)};`)
+    .replace(/\n/g, '  \n');
 }
 
-function isTableSeparator(line: string | undefined): boolean {
-  return line !== undefined && /^\s*\|?(\s*:?-{3,}:?\s*\|)+\s*:?-{0,}:?\s*\|?\s*$/.test(line);
-}
-
-function cells(line: string): string[] {
-  return line
-    .trim()
-    .replace(/^\||\|$/g, '')
-    .split('|')
-    .map((cell) => cell.trim());
+/** The agent's Markdown as DingTalk markdown. */
+export function renderDingTalkMarkdown(markdown: string): string {
+  return renderMarkdown(markdown, DINGTALK_MARKDOWN_DIALECT);
 }

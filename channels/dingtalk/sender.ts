@@ -1,6 +1,5 @@
 import type { ReplyTarget } from '../../src/channel/types.js';
 import { type DingTalkApi, toChannelError } from './api.js';
-import { toSampleMarkdown } from './render.js';
 
 /** A message's session webhook: replies go there while it is valid (reference §6.5, platform-limits §5.2). */
 export interface SessionWebhook {
@@ -41,10 +40,9 @@ export class RobotSender {
     private readonly now: () => number,
   ) {}
 
-  /** Final text as adapted `sampleMarkdown`. */
-  markdown(target: ReplyTarget, text: string): Promise<void> {
-    const adapted = toSampleMarkdown(text);
-    return this.send(target, { msgtype: 'markdown', markdown: { title: TITLE, text: adapted } }, 'sampleMarkdown', { title: TITLE, text: adapted });
+  /** DingTalk markdown, already rendered (`render.ts`), as a `markdown` / `sampleMarkdown` message. */
+  markdown(target: ReplyTarget, markdown: string): Promise<void> {
+    return this.send(target, { msgtype: 'markdown', markdown: { title: TITLE, text: markdown } }, 'sampleMarkdown', { title: TITLE, text: markdown });
   }
 
   /** Plain text (the acknowledgement, bind answers). */

@@ -2,7 +2,8 @@ import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
 import { type IngressDecision, NOT_ALLOWED, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import type { ChatBindRequest, InboundFile } from '../../src/channel/types.js';
-import { DM_WORKSPACE_ID, mentionsUser, stripMentions, threadNameFor } from './ids.js';
+import { DM_WORKSPACE_ID, mentionsUser, threadNameFor } from './ids.js';
+import { type MentionNames, readableText } from './inbound-text.js';
 
 /** A Discord message reduced to what deciding needs, as plain data (see `ingress.ts` `factsOf`). */
 export interface MessageFacts {
@@ -19,6 +20,8 @@ export interface MessageFacts {
   canStartThread: boolean;
   author: { id: string; isBot: boolean; displayName: string; username: string };
   content: string;
+  /** Names of the users, roles and channels `content` mentions, as the event and discord.js's cache have them. */
+  mentionNames: MentionNames;
   /** The message this one replies to, and that message's own reply target when it was ours. */
   reference?: { messageId: string; rootId?: string };
   files: InboundFile[];
@@ -48,7 +51,8 @@ export const THREAD_NAME = 'threadName';
 /**
  * What to do with one message (pure), in the reference's order (§6.0, §6.3): ignore ourselves and
  * other bots; apply `allowed_guilds` (DMs are dropped when it is set); apply `mention_only`
- * (DMs, threads we opened and `allowed_channels` are exempt); strip mentions of the bot; drop
+ * (DMs, threads we opened and `allowed_channels` are exempt); turn the content into the text the
+ * model reads (`inbound-text.ts`: mentions of the bot removed, other mentions named); drop
  * what is left empty with no files; consume `/connect <code>`; apply `allowed_users`; then pick
  * the conversation. Claimed by guild, channel and message id, so a message the gateway replays
  * on RESUME is admitted once.
@@ -64,8 +68,8 @@ export function decideMessage(facts: MessageFacts, context: DecideContext): Ingr
   const gatedChannelId = facts.thread?.parentId ?? facts.channelId;
   const isExempt = facts.isDm || context.isOwnThread || context.allowedChannels.has(gatedChannelId) || context.allowedChannels.has(facts.channelId);
   if (context.mentionOnly && !isMentioned && !isExempt) return ignore('not-mentioned');
-  const text = stripMentions(facts.content, context.botUserId);
-  if (text.length === 0 && facts.files.length === 0) return ignore('empty');
+  const text = readableText(facts.content, context.botUserId, facts.mentionNames);
+  if (text.trim().length === 0 && facts.files.length === 0) return ignore('empty');
   const deliveryKey = `${facts.guildId ?? 'dm'}:${facts.channelId}:${facts.messageId}`;
   const code = parseConnectCommand(text);
   if (code !== undefined && context.canBind) {

@@ -8,6 +8,8 @@ import type { Logger } from '../../src/logger.js';
 import type { DiscordApi } from './api.js';
 import { snowflakeTimeMs } from './ids.js';
 import { DISCORD_LIMITS } from './limits.js';
+import { partedReply } from './parted-reply.js';
+import { discordParts, renderWithin } from './parts.js';
 import type { TypingIndicators } from './typing.js';
 
 /** Tries per final message while Discord keeps answering 429 past discord.js's own waiting. */
@@ -40,43 +42,55 @@ export function replyReferenceFor(channelId: string, messageId: string | undefin
 
 /**
  * Replies stream by editing one message, posted with the first partial as a reply to the
- * user's message, at most every 1.2 s per channel; the final text is split at 2000 characters
- * (on a newline where one falls in the second half). Messages older than an hour are not edited
- * (Discord limits those edits, error 30046): the stream continues in a new message. The typing
- * indicator ends with the reply's first message, or with the reply.
+ * user's message, at most every 1.2 s per channel. The agent's Markdown is rendered into
+ * Discord's dialect (`render.ts`) at each send and edit, from the whole text: a partial longer
+ * than a message shows its first part and `…`; the final is cut into parts that each render
+ * within 2000 characters (`parts.ts`), each further part a new message replying to the one
+ * before. Messages older than an hour are not edited (Discord limits those edits, error 30046):
+ * the stream continues in a new message. The typing indicator ends with the reply's first
+ * message, or with the reply.
  */
 export function createDiscordEgress(options: DiscordEgressOptions): ChannelEgress {
   const { api, gate, typing, logger, now } = options;
   const retrying = <T>(request: () => Promise<T>) => retryUnanswered(request, options.sleep ?? defaultSleep);
+  const { maxMessageChars } = DISCORD_LIMITS;
   return {
     reply(target: ReplyTarget): Reply {
       const channelId = target.chatId;
       const primitives: EditPrimitives = {
-        send: async (text, replyToMessageId) => {
+        send: async (markdown, replyToMessageId) => {
           const nonce = randomBytes(12).toString('hex');
-          const id = await retrying(() => api.sendText(channelId, text, replyReferenceFor(channelId, replyToMessageId), nonce));
+          const content = renderWithin(markdown, maxMessageChars);
+          const id = await retrying(() => api.sendText(channelId, content, replyReferenceFor(channelId, replyToMessageId), nonce));
           typing.stop(channelId);
           return id;
         },
-        edit: async (messageId, text) => {
+        edit: async (messageId, markdown) => {
           if (now() - snowflakeTimeMs(messageId) >= DISCORD_LIMITS.editWindowMs) {
             throw new ChannelError('discord', 'CHANNEL_REJECTED', 'message is older than an hour; not edited');
           }
-          await retrying(() => api.editText(channelId, messageId, text));
+          const content = renderWithin(markdown, maxMessageChars);
+          await retrying(() => api.editText(channelId, messageId, content));
         },
       };
-      const reply = createEditReply(primitives, {
+      const editReply = (anchor: { placeholderId?: string; replyToMessageId?: string }) =>
+        createEditReply(primitives, {
+          ...anchor,
+          // The Markdown is measured after rendering (`renderWithin`, `discordParts`), not here.
+          maxChars: Number.MAX_SAFE_INTEGER,
+          minEditIntervalMs: DISCORD_LIMITS.minEditIntervalMs,
+          gate,
+          gateKey: channelId,
+          now,
+          logger,
+          finalAttempts: FINAL_ATTEMPTS,
+          platform: 'discord',
+        });
+      const reply = partedReply({
         // Set when the outbox finishes a reply that streamed into a message already.
-        placeholderId: target.replyTo.placeholderId,
-        replyToMessageId: target.replyTo.messageId,
-        maxChars: DISCORD_LIMITS.maxMessageChars,
-        minEditIntervalMs: DISCORD_LIMITS.minEditIntervalMs,
-        gate,
-        gateKey: channelId,
-        now,
-        logger,
-        finalAttempts: FINAL_ATTEMPTS,
-        platform: 'discord',
+        first: editReply({ placeholderId: target.replyTo.placeholderId, replyToMessageId: target.replyTo.messageId }),
+        next: (replyToMessageId) => editReply({ replyToMessageId }),
+        parts: (markdown) => discordParts(markdown, maxMessageChars),
       });
       return {
         update: (text) => reply.update(text),

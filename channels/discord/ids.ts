@@ -29,11 +29,6 @@ export function mentionsUser(content: string, userId: string): boolean {
   return mentionPattern(userId).test(content);
 }
 
-/** Removes every mention of `userId` and trims the rest (reference §6.3). */
-export function stripMentions(content: string, userId: string): string {
-  return content.replace(mentionPattern(userId), ' ').replace(/[ \t]{2,}/g, ' ').trim();
-}
-
 /** `deerflow-<author display name>-<message id>`, cut to Discord's 100 characters (reference §6.3). */
 export function threadNameFor(authorName: string, messageId: string): string {
   return `deerflow-${authorName}-${messageId}`.slice(0, DISCORD_LIMITS.maxThreadNameChars);

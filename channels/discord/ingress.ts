@@ -11,6 +11,8 @@ import { type DecideContext, decideMessage, type MessageFacts, THREAD_NAME } fro
 import { replyReferenceFor } from './egress.js';
 import { gatewayCloseError, toChannelError } from './errors.js';
 import { discordInboundFiles } from './files.js';
+import type { MentionNames } from './inbound-text.js';
+import { escapeDiscordText } from './render.js';
 import { discordMessageCreateSchema } from './schemas.js';
 import type { ThreadMap } from './threads.js';
 import type { TypingIndicators } from './typing.js';
@@ -165,7 +167,8 @@ export class DiscordIngress {
     return {
       platform: 'discord',
       say: async (target, text) => {
-        await api.sendText(target.chatId, text, replyReferenceFor(target.chatId, target.replyTo.messageId));
+        // The pipeline's own texts are plain: escaped, so they show as written.
+        await api.sendText(target.chatId, escapeDiscordText(text), replyReferenceFor(target.chatId, target.replyTo.messageId));
       },
       place: (message) => this.place(message),
       acknowledge: async (message) => {
@@ -248,8 +251,22 @@ export function factsOf(message: Message, botUserId: string): MessageFacts {
       username: message.author.username,
     },
     content: message.content,
+    mentionNames: mentionNamesOf(message),
     ...(referencedId === undefined ? {} : { reference: { messageId: referencedId, ...(rootId ? { rootId } : {}) } }),
     files: discordInboundFiles(message),
   };
 }
 
+/**
+ * The names of what `message` mentions, with no request: users from the event's `mentions`,
+ * roles from the server's cache (GUILD_CREATE), channels from discord.js's channel cache.
+ */
+function mentionNamesOf(message: Message): MentionNames {
+  const { mentions } = message;
+  const channels = mentions.channels.filter((channel) => 'name' in channel && typeof channel.name === 'string');
+  return {
+    users: new Map(mentions.users.map((user) => [user.id, user.username])),
+    roles: new Map(mentions.roles.map((role) => [role.id, role.name])),
+    channels: new Map(channels.map((channel) => [channel.id, (channel as { name: string }).name])),
+  };
+}

@@ -3,7 +3,7 @@ import { parseConnectCommand } from '../../src/channel/connect.js';
 import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import type { InboundFile } from '../../src/channel/types.js';
 import { encodeFileRef } from './files.js';
-import { parseContent, stripBotMention, stripLeadingMentions } from './parse.js';
+import { parseContent, stripLeadingMentions } from './parse.js';
 import { sourcePreview } from './render.js';
 import type { FeishuMessageEvent } from './schemas.js';
 
@@ -33,9 +33,9 @@ export function decideMessage(event: FeishuMessageEvent, context: DecideContext)
   if (message?.message_id === undefined || message.chat_id === undefined || userId === undefined) return { kind: 'ignore', reason: 'incomplete event' };
   if (context.botOpenId !== undefined && userId === context.botOpenId) return { kind: 'ignore', reason: 'own message' };
   const mentions = message.mentions ?? [];
-  const parsed = parseContent(message.message_type ?? '', message.content ?? '', mentions);
+  const parsed = parseContent(message.message_type ?? '', message.content ?? '', mentions, context.botOpenId);
   if (parsed === undefined) return { kind: 'ignore', reason: 'unsupported message type' };
-  const text = stripBotMention(parsed.text, mentions, context.botOpenId);
+  const text = parsed.text;
   if (text.trim() === '') return { kind: 'ignore', reason: 'empty message' };
   const deliveryKey = `event:${event.event_id ?? message.message_id}`;
   const isPrivateChat = message.chat_type === 'p2p';

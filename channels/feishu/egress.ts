@@ -1,4 +1,5 @@
 import { continuedUnder, createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
+import { SplitPartRenderer } from '../../src/channel/markdown.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget, RequestWindow } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -7,7 +8,7 @@ import type { FeishuApi } from './api.js';
 import type { CardRegistry } from './cards.js';
 import { sourceMessageIds } from './file-batch.js';
 import { FEISHU_LIMITS } from './limits.js';
-import { withSourcePreview } from './render.js';
+import { FEISHU_CARD_DIALECT, withSourcePreview } from './render.js';
 import type { GroupTopics } from './topics.js';
 
 /** Reactions on the person's message (emoji_type, https://open.feishu.cn/document/server-docs/im-v1/message-reaction/emojis-introduce). */
@@ -116,6 +117,8 @@ export function feishuCardPrimitives(options: FeishuEgressOptions, target: Reply
   // Cards answering the person's message (the running card, or a card replacing it) carry the
   // preview; the further cards of a long answer continue one another and do not.
   const previewCards = new Set(target.replyTo.placeholderId === undefined ? [] : [target.replyTo.placeholderId]);
+  // Every text of the reply (partials, the final's parts) is the agent's Markdown, rendered once here.
+  const renderer = new SplitPartRenderer(FEISHU_CARD_DIALECT);
   const onLimit = (error: unknown): never => {
     if (error instanceof ChannelError && error.retryAfterMs !== undefined) gate.block(chatId, error.retryAfterMs);
     throw error;
@@ -132,7 +135,9 @@ export function feishuCardPrimitives(options: FeishuEgressOptions, target: Reply
       await admit();
       const parent = replyToMessageId ?? target.replyTo.messageId;
       const answersPerson = parent === target.replyTo.messageId;
-      const markdown = answersPerson ? withSourcePreview(text, preview) : text;
+      // A part that does not answer the person continues the part before it.
+      const rendered = renderer.render(text, !answersPerson);
+      const markdown = answersPerson ? withSourcePreview(rendered, preview) : rendered;
       const messageId = await pacer
         .run(chatId, () => (parent === undefined ? api.createCard(chatId, markdown) : api.replyCard(parent, markdown)))
         .catch(onLimit);
@@ -143,7 +148,8 @@ export function feishuCardPrimitives(options: FeishuEgressOptions, target: Reply
       // Patches count per message (5 QPS each), not per chat; the reply spaces its own.
       await admit();
       const cardId = await options.cards.lookup(messageId);
-      const markdown = previewCards.has(messageId) ? withSourcePreview(text, preview) : text;
+      const rendered = renderer.render(text, false);
+      const markdown = previewCards.has(messageId) ? withSourcePreview(rendered, preview) : rendered;
       await (cardId === undefined ? api.patchCard(messageId, markdown) : api.streamCardContent(cardId, markdown, ++stream.sequence)).catch(onLimit);
     },
   };

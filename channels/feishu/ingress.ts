@@ -13,7 +13,7 @@ import { decideMessage } from './decide.js';
 import { FEISHU_REACTIONS } from './egress.js';
 import { FileBatches, isLoneFile, sourceMessageIds } from './file-batch.js';
 import { FEISHU_LIMITS } from './limits.js';
-import { withSourcePreview } from './render.js';
+import { escapeCardText, withSourcePreview } from './render.js';
 import { type FeishuMessageEvent, feishuMessageEventSchema } from './schemas.js';
 import type { GroupTopics } from './topics.js';
 
@@ -235,7 +235,8 @@ export class FeishuIngress {
     const { api, cards, pacer } = this.options;
     const messageId = pending.messageId as string;
     const preview = pending.platformData?.sourcePreview;
-    const runningText = withSourcePreview(this.options.runningText, typeof preview === 'string' ? preview : undefined);
+    // The running text is the operator's words, not Markdown: it shows as written.
+    const runningText = withSourcePreview(escapeCardText(this.options.runningText), typeof preview === 'string' ? preview : undefined);
     const cardId =
       cards === undefined
         ? undefined

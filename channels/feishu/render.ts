@@ -1,3 +1,64 @@
+import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
+
+/**
+ * The agent's Markdown in the dialect of a card's markdown element (card JSON 2.0,
+ * https://open.feishu.cn/document/feishu-cards/card-json-v2-components/content-components/rich-text):
+ * standard Markdown with tables, plus HTML tags (`<at>`, `<font>`, `<br>`…) that JSON 2.0
+ * interprets. Text is escaped once, with HTML character references, so it shows as typed:
+ * `<`, `>`, `&` as `&lt;` `&gt;` `&amp;` (a `<b>` or `<at id=…>` the model echoes never turns
+ * into markup or a ping), and the characters Markdown would read as markup as numeric references
+ * (`*` `&#42;`). Code stays raw inside its fence. Links are `[label](url)` for http(s) targets,
+ * which Feishu requires; any other target shows as `label (url)` text.
+ */
+export const FEISHU_CARD_DIALECT: MarkdownDialect = {
+  text: escapeCardText,
+  strong: (inner) => `**${inner}**`,
+  emphasis: (inner) => `*${inner}*`,
+  strike: (inner) => `~~${inner}~~`,
+  inlineCode: codeSpan,
+  link: cardLink,
+  codeBlock: (code, language) => fencedCodeBlock(code, fenceLanguage(language)),
+  blockquote: quoteLines,
+  // Nested lists indent four spaces a level, the indentation Feishu's own examples use.
+  listItem: (content, item) => markdownListItem(content, item),
+  table: (table) => {
+    const row = (cells: { written: string }[]) => `| ${cells.map((cell) => cell.written).join(' | ')} |`;
+    return [row(table.header), `|${table.header.map(() => '---').join('|')}|`, ...table.rows.map(row)].join('\n');
+  },
+  // `***`, not `---`: after a line of text `---` would make it a heading.
+  rule: () => '***',
+};
+
+/** Characters that can start Markdown anywhere in a line, or an HTML tag or reference. */
+const CARD_SPECIALS = /[&<>*_~`\\[\]|]/g;
+const CARD_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+/**
+ * `text` as card markdown that shows exactly `text`. Besides the characters that are markup
+ * anywhere, a line's first `#`, `+`, `-`, `=` or the dot of `1.` would start a heading, list or
+ * rule, and the colon that opens `:OK:` an emoji, so those are referenced too.
+ */
+export function escapeCardText(text: string): string {
+  return text
+    .replace(CARD_SPECIALS, (c) => CARD_ENTITIES[c] ?? `&#${c.charCodeAt(0)};`)
+    .replace(/^([ \t]*)([#+=-])/gm, (_whole, indent: string, lead: string) => `${indent}&#${lead.charCodeAt(0)};`)
+    .replace(/^([ \t]*\d+)([.)])/gm, (_whole, number: string, dot: string) => `${number}&#${dot.charCodeAt(0)};`)
+    // `:OK:` would be a Feishu emoji.
+    .replace(/:(?=[A-Za-z][A-Za-z0-9_]*:)/g, '&#58;');
+}
+
+/** `[label](url)` for the http(s) links Feishu accepts; any other target as text after its label. */
+function cardLink(label: string, url: string): string {
+  if (/^https?:\/\//i.test(url)) return `[${label}](${linkTarget(url)})`;
+  return label === escapeCardText(url) ? label : `${label}${escapeCardText(` (${url})`)}`;
+}
+
+/** The agent's Markdown as card markdown. */
+export function renderCardMarkdown(markdown: string): string {
+  return renderMarkdown(markdown, FEISHU_CARD_DIALECT);
+}
+
 /**
  * An interactive card (schema 2.0) showing `markdown`, as the JSON string `content` Feishu takes.
  * `update_multi: true` makes it patchable for everyone in the chat (im.message.patch).
@@ -45,12 +106,12 @@ export function sourcePreview(text: string): string {
   return chars.length > PREVIEW_CHARS ? `${chars.slice(0, PREVIEW_CHARS - 3).join('')}...` : lines;
 }
 
-/** `markdown` under the preview, quoted; `markdown` itself without one. */
-export function withSourcePreview(markdown: string, preview: string | undefined): string {
-  if (preview === undefined || preview === '') return markdown;
+/** Card markdown under the preview (the person's text, quoted as text); the card markdown itself without one. */
+export function withSourcePreview(cardMarkdown: string, preview: string | undefined): string {
+  if (preview === undefined || preview === '') return cardMarkdown;
   const quoted = preview
     .split('\n')
-    .map((line) => `> ${line}`)
+    .map((line) => `> ${escapeCardText(line)}`)
     .join('\n');
-  return `${quoted}\n\n${markdown}`;
+  return `${quoted}\n\n${cardMarkdown}`;
 }

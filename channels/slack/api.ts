@@ -10,10 +10,26 @@ type WebClient = webApi.WebClient;
 export class SlackApi {
   constructor(readonly client: WebClient) {}
 
-  /** Resolves with the workspace and our bot's ids. */
-  async authTest(): Promise<{ teamId: string; botUserId: string; botId: string | undefined }> {
+  /** Resolves with the workspace and our bot's ids, and the bot's name. */
+  async authTest(): Promise<{ teamId: string; botUserId: string; botId: string | undefined; botName: string | undefined }> {
     const result = await this.call('auth.test', () => this.client.auth.test());
-    return { teamId: String(result.team_id ?? ''), botUserId: String(result.user_id ?? ''), botId: result.bot_id };
+    return { teamId: String(result.team_id ?? ''), botUserId: String(result.user_id ?? ''), botId: result.bot_id, botName: result.user || undefined };
+  }
+
+  /**
+   * users.info: the member's name as Slack shows it in a mention (display name, else real name,
+   * else handle); undefined when the profile has none. Needs the `users:read` scope.
+   */
+  async userName(userId: string): Promise<string | undefined> {
+    const result = await this.call('users.info', () => this.client.users.info({ user: userId }));
+    const user = result.user;
+    return user?.profile?.display_name || user?.profile?.real_name || user?.real_name || user?.name || undefined;
+  }
+
+  /** conversations.info: the channel's name; undefined for a DM. Needs `channels:read` (`groups:read` for private channels). */
+  async channelName(channelId: string): Promise<string | undefined> {
+    const result = await this.call('conversations.info', () => this.client.conversations.info({ channel: channelId }));
+    return result.channel?.name || undefined;
   }
 
   /** chat.postMessage of mrkdwn `text`, in the thread `threadTs` when given; resolves with the new ts. */

@@ -3,6 +3,7 @@ import { parseConnectCommand } from '../../src/channel/connect.js';
 import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import type { InboundFile } from '../../src/channel/types.js';
 import type { SlackMessageEvent } from './events.js';
+import { decodeInboundText } from './inbound-text.js';
 
 export interface DecideContext {
   /** Our bot's member id (`auth.test` `user_id`). */
@@ -14,12 +15,19 @@ export interface DecideContext {
   commandNames: ReadonlySet<string>;
   /** `/connect <code>` binds the sender (reference §5.3); false when binding is not configured. */
   canBind: boolean;
+  /** Our bot's name, shown for a mention of it that does not lead the message. */
+  botName?: string;
+  /** Display names of members the text mentions without a label (`SlackNameCache`), by id. */
+  userNames?: ReadonlyMap<string, string>;
+  /** Names of channels the text references without a label, by id. */
+  channelNames?: ReadonlyMap<string, string>;
 }
 
 /**
  * What a Slack message event asks of core (pure). Ignores our own and other bots' messages,
  * every subtype but `file_share` (edits, joins, deletions), events without a sender, and ones
- * with neither text nor files. Our leading mention is stripped. `/connect <code>` binds before
+ * with neither text nor files. The text is decoded for the model (`inbound-text.ts`: entities,
+ * mentions as names, links as `label (url)`; our leading mention removed). `/connect <code>` binds before
  * the allow-list, answered in the message's thread; the rest is forwarded: a top-level message
  * starts a conversation keyed by its ts, a reply in a thread continues the thread's (reference
  * §3.3). Claimed by team, channel and ts, so Slack's retries and the `app_mention` + `message`
@@ -31,7 +39,7 @@ export function decideEvent(event: SlackMessageEvent, context: DecideContext): I
   if (event.subtype !== undefined && event.subtype !== 'file_share') return { kind: 'ignore', reason: 'subtype' };
   const user = event.user;
   if (user === undefined || user === '') return { kind: 'ignore', reason: 'no-sender' };
-  const text = stripLeadingMention(event.text ?? '', context.botUserId);
+  const text = decodeInboundText(event.text ?? '', context);
   const files = inboundFilesOf(event);
   if (text.trim() === '' && files.length === 0) return { kind: 'ignore', reason: 'empty' };
   const deliveryKey = `${context.teamId}:${event.channel}:${event.ts}`;
@@ -74,19 +82,6 @@ export function decideEvent(event: SlackMessageEvent, context: DecideContext): I
 /** A DM: `channel_type: im`, or (app_mention carries no channel_type) a `D…` channel id. */
 export function isDirectMessage(event: Pick<SlackMessageEvent, 'channel' | 'channel_type'>): boolean {
   return event.channel_type === undefined ? event.channel.startsWith('D') : event.channel_type === 'im';
-}
-
-/**
- * Removes our mention (`<@UBOT>`, `<@UBOT|name>`) and the whitespace after it from the start of
- * `text`; mentions of anyone else stay.
- */
-export function stripLeadingMention(text: string, botUserId: string): string {
-  const mention = new RegExp(`^\\s*<@${escapeRegExp(botUserId)}(?:\\|[^>]*)?>[\\s,:]*`);
-  return text.replace(mention, '');
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** `file_share` files as core's references; `ref` is the private download URL (fetched with the bot token). */

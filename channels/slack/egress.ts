@@ -1,5 +1,6 @@
 import { continuedUnder, createEditReply, type EditPrimitives } from '../../src/channel/edit-reply.js';
 import type { IntervalBudget } from '../../src/channel/interval-budget.js';
+import { openCodeFence } from '../../src/channel/markdown.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -8,7 +9,7 @@ import type { SlackApi } from './api.js';
 import { ReplyGate, WORKSPACE_KEY } from './budget.js';
 import { SLACK_LIMITS } from './limits.js';
 import { type NativeStreaming, SlackStreamReply } from './native-reply.js';
-import { markdownToMrkdwn } from './render.js';
+import { renderMrkdwn } from './render.js';
 
 /** Reactions the adapter puts on the person's message (reference §6.1). */
 export const SLACK_REACTIONS = { received: 'eyes', succeeded: 'white_check_mark', failed: 'x' } as const;
@@ -40,7 +41,8 @@ export function threadOf(target: ReplyTarget): { channel: string; threadTs: stri
  * channel addressed to the person who asked) while Slack allows it, else (no recipient known, or
  * after Slack refused a stream call) by editing
  * the placeholder with chat.update, at most one edit per 1200 ms across the workspace (Tier 3)
- * and per reply. Finals are split at 4000 characters and rendered to mrkdwn. A 429 blocks the
+ * and per reply. Finals are split at 4000 characters and each part rendered to mrkdwn on its own
+ * (`render.ts`; a code block cut by the split is reopened in the next part). A 429 blocks the
  * workspace for Retry-After; a final waits it out unless it is over `maxRetryAfterMs`.
  */
 export function createSlackEgress(options: SlackEgressOptions): ChannelEgress {
@@ -158,14 +160,27 @@ export function slackEditPrimitives(options: PrimitiveOptions): EditPrimitives {
     }
     throw error;
   };
+  // A final split into parts cuts its Markdown where it must, at times inside a code block: the
+  // walker closes the block at the end of that part, and the next part reopens it with its fence.
+  let reopenedFence: string | undefined;
+  const render = (text: string): { mrkdwn: string; delivered: () => void } => {
+    if (!phase.isFinal) return { mrkdwn: renderMrkdwn(text), delivered: () => undefined };
+    const markdown = reopenedFence === undefined ? text : `${reopenedFence}\n${text}`;
+    return { mrkdwn: renderMrkdwn(markdown), delivered: () => (reopenedFence = openCodeFence(markdown)) };
+  };
   return {
     async send(text) {
       await admit(false);
-      return api.postMessage(channel, markdownToMrkdwn(text), threadTs).catch(blockOnLimit);
+      const part = render(text);
+      const ts = await api.postMessage(channel, part.mrkdwn, threadTs).catch(blockOnLimit);
+      part.delivered();
+      return ts;
     },
     async edit(messageId, text) {
       await admit(true);
-      await api.updateMessage(channel, messageId, markdownToMrkdwn(text)).catch(blockOnLimit);
+      const part = render(text);
+      await api.updateMessage(channel, messageId, part.mrkdwn).catch(blockOnLimit);
+      part.delivered();
     },
     async remove(messageId) {
       await admit(false);

@@ -14,8 +14,11 @@ import { WORKSPACE_KEY } from './budget.js';
 import { SLACK_LIMITS } from './limits.js';
 import { SLACK_REACTIONS } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
-import { decideEvent } from './decide.js';
+import { type DecideContext, decideEvent } from './decide.js';
 import { slackEventCallbackSchema, slackMessageEventSchema } from './events.js';
+import { unlabelledChannels, unlabelledMentions } from './inbound-text.js';
+import { mrkdwnText } from './render.js';
+import { SlackNameCache } from './name-cache.js';
 
 /** Everything this adapter says to users by itself (reference §6.1). */
 export const SLACK_REPLIES = { working: 'Working on it...' } as const;
@@ -50,14 +53,18 @@ export type SlackDispatch = 'taken' | 'refused' | 'stopped';
 export class SlackIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
   private app: App | undefined;
-  private identity: { teamId: string; botUserId: string } | undefined;
+  private identity: { teamId: string; botUserId: string; botName: string | undefined } | undefined;
   private readonly allowedUsers: ReadonlySet<string>;
   private readonly commandNames: ReadonlySet<string>;
   private readonly logger: Logger;
   private readonly pipeline: IngressPipeline;
   private readonly runner: IngressRunner;
+  private readonly userNames: SlackNameCache;
+  private readonly channelNames: SlackNameCache;
 
   constructor(private readonly options: SlackIngressOptions) {
+    this.userNames = new SlackNameCache({ lookup: (userId) => options.api.userName(userId), now: options.deps.now });
+    this.channelNames = new SlackNameCache({ lookup: (channelId) => options.api.channelName(channelId), now: options.deps.now });
     this.allowedUsers = new Set(options.allowedUsers);
     this.commandNames = new Set(options.deps.commands.map((command) => command.name));
     this.logger = options.deps.logger;
@@ -231,22 +238,34 @@ export class SlackIngress {
     }
     const event = parsed.data;
     const teamId = typeof body.team_id === 'string' ? body.team_id : (event.team ?? identity.teamId);
-    const decision = decideEvent(event, {
+    const context: DecideContext = {
       botUserId: identity.botUserId,
       teamId,
       allowedUsers: this.allowedUsers,
       commandNames: this.commandNames,
       canBind: this.options.deps.binder !== undefined,
+      ...(identity.botName === undefined ? {} : { botName: identity.botName }),
+    };
+    const decision = decideEvent(event, context);
+    // Names for references without a label, asked for (or found cached) while earlier messages of the channel are admitted.
+    const text = decision.kind === 'ignore' ? '' : (event.text ?? '');
+    const [members, channels] = [unlabelledMentions(text, identity.botUserId), unlabelledChannels(text)];
+    const names =
+      members.length + channels.length === 0 ? undefined : Promise.all([this.userNames.namesOf(members), this.channelNames.namesOf(channels)]);
+    void this.runner.run(event.channel, async () => {
+      if (names === undefined) return this.pipeline.admit(decision, receivedAt);
+      const [userNames, channelNames] = await names;
+      return this.pipeline.admit(decideEvent(event, { ...context, userNames, channelNames }), receivedAt);
     });
-    void this.runner.run(event.channel, () => this.pipeline.admit(decision, receivedAt));
   }
 
   /** Slack's side of the pipeline: answers and placeholders in the message's thread, 👀 on the message. */
   private adapter(): IngressAdapter {
     return {
       platform: 'slack',
+      // Core's own words (the binder's answer, the busy notice) are plain text, shown as written.
       say: async (target, text) => {
-        await this.post(target.chatId, text, target.topicId ?? target.replyTo.messageId);
+        await this.post(target.chatId, mrkdwnText(text), target.topicId ?? target.replyTo.messageId);
       },
       acknowledge: (message) => this.acknowledge(message),
       withdraw: async (message, placeholderId) => {
@@ -262,7 +281,7 @@ export class SlackIngress {
   /** 👀 on the message and, for chat, the placeholder in its thread. Never rejects. */
   private async acknowledge(message: PendingInbound): Promise<string | undefined> {
     const [placeholderId] = await Promise.all([
-      message.kind === 'chat' ? this.post(message.chatId, SLACK_REPLIES.working, message.topicId) : Promise.resolve(undefined),
+      message.kind === 'chat' ? this.post(message.chatId, mrkdwnText(SLACK_REPLIES.working), message.topicId) : Promise.resolve(undefined),
       this.options.api.addReaction(message.chatId, message.messageId as string, SLACK_REACTIONS.received).catch((error: unknown) => {
         this.logger.debug({ err: describeError(error) }, 'Slack reaction not added');
       }),

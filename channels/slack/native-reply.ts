@@ -7,6 +7,7 @@ import type { SlackApi } from './api.js';
 import { WORKSPACE_KEY as KEY } from './budget.js';
 import { slackErrorCode } from './errors.js';
 import { SLACK_LIMITS } from './limits.js';
+import { renderStreamingMarkdownText } from './render.js';
 
 /**
  * Slack error codes meaning "this workspace or app cannot stream" (not: "this one stream
@@ -68,7 +69,7 @@ export interface SlackStreamReplyOptions {
  */
 export class SlackStreamReply implements Reply {
   private streamTs: string | undefined;
-  /** What the stream shows (raw markdown). */
+  /** What the stream was sent so far (`markdown_text`, rendered). */
   private shown = '';
   private pending: string | undefined;
   /** The latest partial as core sent it (cursor included), for a fallback to pick up. */
@@ -88,7 +89,8 @@ export class SlackStreamReply implements Reply {
       return;
     }
     this.latest = text;
-    this.pending = text.endsWith(CURSOR) ? text.slice(0, -CURSOR.length) : text;
+    // Rendered once, here: what may show of the partial now (`renderStreamingMarkdownText`).
+    this.pending = renderStreamingMarkdownText(text.endsWith(CURSOR) ? text.slice(0, -CURSOR.length) : text);
     this.pump();
   }
 

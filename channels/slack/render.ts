@@ -1,70 +1,168 @@
+import type { Token } from 'marked';
+import { lexMarkdown, type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
+import { codeSpan, fencedCodeBlock, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
+
 /**
- * Markdown (what the model writes) → Slack mrkdwn (https://docs.slack.dev/messaging/formatting-message-text).
- * Pure. Slack needs `&`, `<`, `>` escaped everywhere (a `>` starting a line stays: it is a
- * quote); `**bold**` becomes `*bold*`, `*italic*` `_italic_`, `~~strike~~` `~strike~`,
- * `[text](url)` `<url|text>`, `# Heading` a bold line, `- item` `• item`. Code (fenced or
- * inline) is escaped but otherwise left alone; a fence's language tag is dropped (Slack shows it
- * as code). Partial text (an unclosed `**`) stays literal until it is closed.
+ * The agent's Markdown → what Slack shows, written once with exactly one level of escaping
+ * (issue #20), through core's walker (`src/channel/markdown.ts`). Pure. Two targets:
+ * - mrkdwn, the `text` of chat.postMessage / chat.update
+ *   (https://docs.slack.dev/messaging/formatting-message-text): `&`, `<`, `>` are Slack's control
+ *   characters and written as `&amp;`, `&lt;`, `&gt;` everywhere, code included; `*bold*`,
+ *   `_italic_`, `~strike~`, `` `code` ``, ```` ``` ```` blocks, `<url|label>` links, `>` quotes.
+ *   mrkdwn has no headings, lists or tables: a heading is a bold line, list items are written
+ *   `• ` / `1. ` lines, a table is an aligned monospace table in a code block.
+ * - `markdown_text` of the native stream (chat.startStream / appendStream), standard Markdown as
+ *   Slack's markdown block reads it (https://docs.slack.dev/reference/block-kit/blocks/markdown-block):
+ *   characters that could be markup are backslash-escaped ("Escaping special characters");
+ *   tables, unsupported there, are the same monospace table in a code block.
  */
 
-const FENCE = /```[^\n`]*\n?([\s\S]*?)(?:```|$)/g;
-const INLINE_CODE = /`[^`\n]+`/g;
-const LINK = /\[([^\]\n]+)\]\((https?:\/\/[^\s)]+|mailto:[^\s)]+)\)/g;
-/** Private-use characters mark where bold goes while italics are converted; never in model text in practice. */
-const BOLD_MARK = '\uE000';
-
-/** Escapes Slack's three control characters; `keepQuotes` keeps a `>` that starts a line. */
-export function escapeMrkdwn(text: string, keepQuotes = false): string {
-  const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-  if (!keepQuotes) return escaped.replace(/>/g, '&gt;');
-  return escaped.replace(/(^|\n)( *)>|>/g, (_match, start: string | undefined, spaces: string | undefined) =>
-    start !== undefined ? `${start}${spaces ?? ''}>` : '&gt;',
-  );
+/** Slack's three control characters as entities (and no stray marker placeholder, see `MARKS`). */
+function escapeControlCharacters(text: string): string {
+  return text.replace(MARK_CHARS, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** Converts `markdown` to mrkdwn (see the module comment). */
-export function markdownToMrkdwn(markdown: string): string {
+/**
+ * Where the walker put a formatting marker, until `renderMrkdwn` knows its neighbours: a private
+ * use character per marker and side (text the model wrote never keeps these: `text` drops them).
+ */
+const MARKS = { '*': ['\ue010', '\ue011'], _: ['\ue012', '\ue013'], '~': ['\ue014', '\ue015'] } as const;
+const MARK_CHARS = /[\ue010-\ue015]/g;
+type Marker = keyof typeof MARKS;
+
+/**
+ * mrkdwn formatting does not cross a line break, and a marker next to a space does not open or
+ * close: each line is wrapped on its own, around its text without the spaces at its ends.
+ */
+function wrapLines(inner: string, marker: Marker): string {
+  const [open, close] = MARKS[marker];
+  return inner
+    .split('\n')
+    .map((line) => {
+      const match = /^(\s*)(.*?)(\s*)$/s.exec(line);
+      const [, before = '', core = '', after = ''] = match ?? [];
+      return core === '' ? line : `${before}${open}${core}${close}${after}`;
+    })
+    .join('\n');
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+const ZERO_WIDTH_SPACE = '\u200b';
+
+/**
+ * The markers, written. Undocumented (Slack's observed parser): a marker only opens after, and
+ * closes before, a character that is not a letter or digit, so `foo**bar**` or bold inside
+ * Chinese text would show its stars. A zero-width space between the marker and such a
+ * neighbour makes the boundary without a visible change.
+ */
+function placeMarkers(written: string): string {
   let out = '';
-  let last = 0;
-  for (const match of markdown.matchAll(FENCE)) {
-    out += convertProse(markdown.slice(last, match.index));
-    out += `\`\`\`${escapeMrkdwn(match[1] ?? '')}\`\`\``;
-    last = match.index + match[0].length;
+  for (let i = 0; i < written.length; i++) {
+    const char = written[i] as string;
+    const marker = (Object.keys(MARKS) as Marker[]).find((key) => MARKS[key].includes(char as never));
+    if (marker === undefined) {
+      out += char;
+      continue;
+    }
+    const isOpening = MARKS[marker][0] === char;
+    const neighbour = isOpening ? out.at(-1) : written[i + 1];
+    const needsBoundary = neighbour !== undefined && WORD_CHAR.test(neighbour);
+    out += isOpening ? `${needsBoundary ? ZERO_WIDTH_SPACE : ''}${marker}` : `${marker}${needsBoundary ? ZERO_WIDTH_SPACE : ''}`;
   }
-  return out + convertProse(markdown.slice(last));
+  return out;
 }
 
-/** Prose with inline code spans kept verbatim (escaped). */
-function convertProse(text: string): string {
-  let out = '';
-  let last = 0;
-  for (const match of text.matchAll(INLINE_CODE)) {
-    out += convertInline(text.slice(last, match.index));
-    out += escapeMrkdwn(match[0]);
-    last = match.index + match[0].length;
-  }
-  return out + convertInline(text.slice(last));
+/** A URL mrkdwn can carry in `<url|label>`: `&` as an entity, `<`, `>`, `|` percent-encoded. */
+function mrkdwnUrl(url: string): string {
+  return url.replace(/&/g, '&amp;').replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C');
 }
 
-function convertInline(text: string): string {
-  let out = '';
-  let last = 0;
-  for (const match of text.matchAll(LINK)) {
-    out += convertEmphasis(text.slice(last, match.index));
-    const url = (match[2] ?? '').replace(/&/g, '&amp;').replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C');
-    out += `<${url}|${convertEmphasis(match[1] ?? '')}>`;
-    last = match.index + match[0].length;
-  }
-  return out + convertEmphasis(text.slice(last));
+/** Slack links only these; anything else (a relative path) shows as `label (target)`. */
+const LINKABLE = /^(https?:\/\/|mailto:)/i;
+
+/** How mrkdwn writes each construct. */
+export const MRKDWN_DIALECT: MarkdownDialect = {
+  text: escapeControlCharacters,
+  strong: (inner) => wrapLines(inner, '*'),
+  emphasis: (inner) => wrapLines(inner, '_'),
+  strike: (inner) => wrapLines(inner, '~'),
+  // A backtick cannot be escaped inside mrkdwn code: such a span is shown as text instead.
+  inlineCode: (code) => (code.includes('`') ? escapeControlCharacters(code) : `\`${escapeControlCharacters(code)}\``),
+  link: (label, url) => {
+    if (!LINKABLE.test(url)) return `${label} (${escapeControlCharacters(url)})`;
+    return label === escapeControlCharacters(url) ? `<${mrkdwnUrl(url)}>` : `<${mrkdwnUrl(url)}|${label}>`;
+  },
+  // The language tag is dropped: mrkdwn would show it as the code's first word. Three backticks
+  // inside would end the block, so a zero-width space keeps them apart.
+  codeBlock: (code) => `\`\`\`\n${escapeControlCharacters(code.replace(/```/g, '``\u200b`'))}\n\`\`\``,
+  // A `>` written as `&gt;` is no quote: the marker stays a raw `>`.
+  blockquote: quoteLines,
+};
+
+/** The agent's Markdown as mrkdwn (chat.postMessage / chat.update `text`). */
+export function renderMrkdwn(markdown: string): string {
+  return placeMarkers(renderMarkdown(markdown, MRKDWN_DIALECT));
 }
 
-function convertEmphasis(text: string): string {
-  return escapeMrkdwn(text, true)
-    .replace(/^(\s*)#{1,6}\s+(.+?)\s*#*\s*$/gm, `$1${BOLD_MARK}$2${BOLD_MARK}`)
-    .replace(/^(\s*)[-*+]\s+/gm, '$1• ')
-    .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, `${BOLD_MARK}$1${BOLD_MARK}`)
-    .replace(/__(?=\S)([\s\S]*?\S)__/g, `${BOLD_MARK}$1${BOLD_MARK}`)
-    .replace(/(^|[^\w*])\*(?=\S)([^*\n]*?\S)\*(?![\w*])/g, '$1_$2_')
-    .replace(/~~(?=\S)([\s\S]*?\S)~~/g, '~$1~')
-    .replaceAll(BOLD_MARK, '*');
+/** Text the server itself wrote (plain, not Markdown), as mrkdwn that shows it as written. */
+export function mrkdwnText(text: string): string {
+  return escapeControlCharacters(text);
+}
+
+/**
+ * ASCII punctuation standard Markdown may read as markup, backslash-escaped (CommonMark: any
+ * ASCII punctuation may be). `#`, `+`, `-`, `=` and a number's `.`/`)` only matter where a line
+ * starts.
+ */
+function escapeMarkdownText(text: string): string {
+  return text
+    .replace(/[\\`*_~[\]<>&|!]/g, '\\$&')
+    .replace(/(^|\n)([ \t]*)([#+\-=])/g, '$1$2\\$3')
+    .replace(/(^|\n)([ \t]*\d+)([.)])/g, '$1$2\\$3');
+}
+
+/** How `markdown_text` writes each construct. */
+export const MARKDOWN_TEXT_DIALECT: MarkdownDialect = {
+  text: escapeMarkdownText,
+  strong: (inner) => `**${inner}**`,
+  emphasis: (inner) => `*${inner}*`,
+  strike: (inner) => `~~${inner}~~`,
+  inlineCode: codeSpan,
+  link: (label, url) => `[${label}](${linkTarget(url)})`,
+  // "Code block with syntax highlighting" is not supported: the language is dropped.
+  codeBlock: (code) => fencedCodeBlock(code),
+  heading: (inner, depth) => `${'#'.repeat(depth)} ${inner}`,
+  blockquote: quoteLines,
+  listItem: (content, item) => markdownListItem(content, item),
+};
+
+/** The agent's Markdown as `markdown_text`. */
+export function renderMarkdownText(markdown: string): string {
+  return renderMarkdown(markdown, MARKDOWN_TEXT_DIALECT);
+}
+
+/** Characters after which a growing paragraph may still turn into markup (`**` opening bold, a link's `[`). */
+const UNSETTLED = /[*_~`[\]<>!\\|]/;
+
+/**
+ * The part of a partial answer a native stream can show now, as `markdown_text`. A stream can
+ * only append, so nothing may show that a later partial would write differently (an unclosed
+ * `**` as two stars, half a fence): every block but the last, and the last too when it is a
+ * paragraph of plain prose. Later blocks can still, rarely, change an earlier one (a `---` line
+ * turning a paragraph into a heading); the stream then waits for the final.
+ */
+export function renderStreamingMarkdownText(partial: string): string {
+  const tokens = lexMarkdown(partial);
+  const lastIndex = tokens.findLastIndex((token) => token.type !== 'space');
+  const last = tokens[lastIndex];
+  if (last === undefined) return '';
+  if (isSettledProse(last)) return renderMarkdownText(partial);
+  // Where the last block starts: the lexer's tokens cover the text in order (their `raw` may differ at the end only).
+  const end = tokens.slice(0, lastIndex).reduce((length, token) => length + token.raw.length, 0);
+  return end === 0 ? '' : renderMarkdownText(partial.slice(0, end));
+}
+
+/** A paragraph of prose that more text cannot turn into markup: no marker in it, and a letter first (not a list's `1.`). */
+function isSettledProse(token: Token): boolean {
+  return token.type === 'paragraph' && !UNSETTLED.test(token.raw) && /^[\p{L}\p{Lo}]/u.test(token.raw);
 }

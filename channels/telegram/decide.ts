@@ -5,6 +5,7 @@ import type { ChatBindRequest } from '../../src/channel/types.js';
 import { normalizeCommand, parseStartCommand } from './commands.js';
 import { isPrivateChatType, topicIdFor } from './ids.js';
 import { telegramInboundFiles } from './inbound-files.js';
+import { readableText } from './inbound-text.js';
 
 /** Everything this adapter says to users by itself (reference §5.3, §6.2). */
 export const TELEGRAM_REPLIES = {
@@ -22,7 +23,9 @@ export interface DecideContext {
 }
 
 /**
- * What a Telegram message asks of core (pure). Text is `text`, else `caption`, else `''`; a photo
+ * What a Telegram message asks of core (pure). Text is `text`, else `caption`, else `''`, as the
+ * model should read it (see `readableText`: a leading @bot mention removed, labelled links and
+ * mentions written out); a photo
  * or document becomes `files` (see `telegramInboundFiles`), so a file without a caption is still
  * chat. Ignores bots (ourselves included), messages with neither text nor files, commands
  * addressed to another bot, and senders outside `allowedUsers`; `/start <code>` binds, answered
@@ -34,7 +37,10 @@ export function decideMessage(message: Message, context: DecideContext): Ingress
   const from = message.from;
   if (from === undefined) return { kind: 'ignore', reason: 'no-sender' };
   if (from.is_bot) return { kind: 'ignore', reason: 'bot-sender' };
-  const raw = message.text ?? message.caption ?? '';
+  const raw =
+    message.text !== undefined
+      ? readableText(message.text, message.entities, context.botUsername)
+      : readableText(message.caption ?? '', message.caption_entities, context.botUsername);
   const files = telegramInboundFiles(message);
   if (raw.length === 0 && files.length === 0) return { kind: 'ignore', reason: 'empty' };
   const text = normalizeCommand(raw, context.botUsername);

@@ -19,6 +19,11 @@ export function isMessageNotModified(error: unknown): boolean {
   );
 }
 
+/** Whether `error` is Telegram refusing a text's markup (`400 Bad Request: can't parse entities: …`). */
+export function isCantParseEntities(error: unknown): boolean {
+  return error instanceof GrammyError && error.error_code === 400 && error.description.includes("can't parse entities");
+}
+
 /**
  * Translates what grammY threw into a `ChannelError` (other values pass through when already
  * one): 429 → `CHANNEL_RATE_LIMITED` with `retryAfterMs` from `parameters.retry_after`;

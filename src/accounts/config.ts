@@ -37,6 +37,7 @@ export const channelConnectionsConfigSchema = z
     discord: providerConnectionSchema.optional(),
     feishu: providerConnectionSchema.optional(),
     dingtalk: providerConnectionSchema.optional(),
+    wechat: providerConnectionSchema.optional(),
     wecom: providerConnectionSchema.optional(),
   })
   .prefault({});

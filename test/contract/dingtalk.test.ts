@@ -1,4 +1,5 @@
 import { dingtalkChannel } from '../../channels/dingtalk/index.js';
+import { displayMessage } from '../fakes/dingtalk/display.js';
 import { FakeDingTalk } from '../fakes/dingtalk/index.js';
 import { channelContract, type PlatformHarness } from './channel-contract.js';
 
@@ -42,14 +43,19 @@ async function startFakeDingTalk(options: { allowedUsers?: string[]; hasCards: b
       return { chatId: delivered.chatId, messageId: delivered.msgId };
     },
     botMessages: (chatId) =>
-      fake.botMessages(chatId).map((m) => ({
-        messageId: m.id,
-        text: m.text,
-        ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
-        history: m.history,
-        sentAt: m.sentAt,
-        editedAt: m.editedAt,
-      })),
+      fake.botMessages(chatId).map((m) => {
+        const { shown, links } = displayMessage(m.kind, m.text);
+        return {
+          messageId: m.id,
+          text: m.text,
+          ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
+          history: m.history,
+          sentAt: m.sentAt,
+          editedAt: m.editedAt,
+          shown,
+          links,
+        };
+      }),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
       fake.failNext(rateLimitedPath(method, options.hasCards), { kind: 'rate-limit', retryAfterSeconds: Math.ceil(retryAfterMs / 1000) });
@@ -78,6 +84,8 @@ for (const hasCards of [true, false]) {
     threadModel: { private: 'per-chat', group: 'per-root-message' },
     // At most one non-final card update per 800 ms per card (platform-limits §5.1).
     minEditIntervalMs: 800,
+    // Every case shows as the table says: tables as aligned code, lists and links DingTalk's own.
+    roundTrip: {},
     // With cards the default (`placeholder`) holds; without, `streaming: 'none'` would default to `none`.
     ...(hasCards ? {} : { acknowledgement: 'message' as const }),
     startPlatform: ({ allowedUsers }) => startFakeDingTalk({ ...(allowedUsers === undefined ? {} : { allowedUsers }), hasCards }),

@@ -36,6 +36,7 @@ async function startFakeDiscord(allowedUsers: string[] = []): Promise<PlatformHa
         history: m.history,
         sentAt: m.sentAt,
         editedAt: m.editedAt,
+        ...fake.display(m),
       })),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => fake.failNext(method, { status: 429, retryAfterMs }),
@@ -57,5 +58,7 @@ channelContract({
   acknowledgement: 'none',
   // The gateway hands an event over once: a refused message gets the busy notice.
   tellsRefusals: true,
+  // Discord shows every case as typed: its markdown has backslash escapes for every markup character.
+  roundTrip: { exceptions: {} },
   startPlatform: ({ allowedUsers }) => startFakeDiscord(allowedUsers),
 });

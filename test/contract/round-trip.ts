@@ -49,8 +49,8 @@ export const ROUND_TRIP_CASES: readonly RoundTripCase[] = [
   },
   {
     name: 'markup characters that are not markup',
-    typed: 'snake_case_name, a * b = c, x | y, 5 > 3 < 4, the ` key, ~tilde~ver',
-    shown: 'snake_case_name, a * b = c, x | y, 5 > 3 < 4, the ` key, ~tilde~ver',
+    typed: 'snake_case_name, a * b = c, x | y, 5 > 3 < 4, the ` key, ~/bin, ~5 min',
+    shown: 'snake_case_name, a * b = c, x | y, 5 > 3 < 4, the ` key, ~/bin, ~5 min',
   },
   { name: 'emoji', typed: 'ship it 🚀👍🏽 👨‍👩‍👧‍👦 ❤️ 🇯🇵', shown: 'ship it 🚀👍🏽 👨‍👩‍👧‍👦 ❤️ 🇯🇵' },
   { name: 'CJK', typed: '你好，世界！こんにちは 안녕하세요 「引用」', shown: '你好，世界！こんにちは 안녕하세요 「引用」' },
@@ -84,6 +84,8 @@ export interface RoundTripException {
   read?: string;
   /** What the chat shows instead of `shown`. */
   shown?: string;
+  /** The native links the chat carries instead of the case's (a platform without link markup). */
+  links?: readonly { text: string; url: string }[];
   /** The platform's documented rule, with where it is written. */
   rule: string;
 }

@@ -48,6 +48,8 @@ async function startFakeSlack(options: { allowedUsers?: string[]; isNativeStream
         history: m.history,
         sentAt: m.sentAt,
         editedAt: m.editedAt,
+        shown: m.shown,
+        links: m.links,
       })),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
@@ -74,6 +76,8 @@ for (const isNativeStreaming of [true, false]) {
     minEditIntervalMs: isNativeStreaming ? 600 : 1200,
     // Bolt acknowledges every event before we see it: Slack will not send a refused one again.
     tellsRefusals: true,
+    // Every case shows as typed: mrkdwn for finals (tables as monospace code blocks), `markdown_text` for stream partials.
+    roundTrip: { exceptions: {} },
     startPlatform: ({ allowedUsers }) => startFakeSlack({ ...(allowedUsers === undefined ? {} : { allowedUsers }), isNativeStreaming }),
   });
 }

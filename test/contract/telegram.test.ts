@@ -45,6 +45,8 @@ async function startFakeTelegram(allowedUsers: string[] = []): Promise<PlatformH
         history: m.history,
         sentAt: m.sentAt,
         editedAt: m.editedAt,
+        shown: m.display.shown,
+        links: m.display.links,
       })),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
@@ -70,5 +72,7 @@ channelContract({
   minEditIntervalMs: 1000,
   // An update the intake refused is not confirmed: Telegram keeps it for the next poll.
   keepsRefusedMessages: true,
+  // Every case shows exactly: HTML parse mode escapes only & < >, and bullets and tables are text.
+  roundTrip: { exceptions: {} },
   startPlatform: ({ allowedUsers }) => startFakeTelegram(allowedUsers),
 });

@@ -230,7 +230,7 @@ describe('accounts and binding through the real server', () => {
     expect((await api('POST', '/api/users', ADMIN_TOKEN, { name: 'x'.repeat(65) })).status).toBe(400);
     expect((await api('POST', '/api/channels/nope/connect', user.key)).body).toEqual({ code: 'NOT_FOUND', message: 'Unknown channel provider' });
     // Only platforms this build has are providers.
-    expect((await api('POST', '/api/channels/wechat/connect', user.key)).status).toBe(404);
+    expect((await api('POST', '/api/channels/buzz/connect', user.key)).status).toBe(404);
     expect((await api('GET', '/api/channels/providers', ADMIN_TOKEN)).status).toBe(403);
     expect((await api('GET', '/api/me', user.key)).body).toMatchObject({ user: { name: 'fay' }, is_operator: false });
     expect((await api('GET', '/api/me', ADMIN_TOKEN)).body).toEqual({ user: null, is_operator: true });

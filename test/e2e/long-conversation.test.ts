@@ -10,7 +10,8 @@ import { startTelegramChat, type TelegramSetup } from './telegram-setup.js';
  */
 
 const CONTEXT_WINDOW = 8_192;
-const TURNS = 200;
+/** Eight windows' worth: the first code has to survive a summary of summaries several times over. */
+const TURNS = 80;
 /** ~300 tokens a message each way: the history passes the window in about ten turns. */
 const PADDING = 'The quick brown fox jumps over the lazy dog while the band plays on. '.repeat(17);
 const CHAT_ID = 9100;
@@ -49,7 +50,7 @@ describe('a Telegram chat longer than its model’s window', () => {
     expect(await ask('What was the code for item 1?', (text) => text.includes('item 1'))).toBe('The code for item 1 was K1X.');
 
     const summaries = model.requests.filter(isSummaryRequest);
-    expect(summaries.length).toBeGreaterThan(10);
+    expect(summaries.length).toBeGreaterThan(5);
     expect(summaries.length).toBeLessThan(TURNS / 4);
     expect(Math.max(...model.requests.map(requestTokens))).toBeLessThanOrEqual(CONTEXT_WINDOW * 0.75);
     // The summary never reached the chat.

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeOpenAI } from '../fakes/openai/index.js';
+import { FakeOpenAI, lastUserText } from '../fakes/openai/index.js';
 import { FakeSlack, type SlackMessageView } from '../fakes/slack/index.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
@@ -112,6 +112,24 @@ describe('chatting in Slack', () => {
     expect(final.history[0]).toBe(WORKING);
     expect(final.history.length).toBeGreaterThanOrEqual(3);
     expect(thread(dm, question.ts)).toHaveLength(1);
+  });
+
+  it("gives the model exactly what the person typed, and shows its echo exactly (issue #20's example)", async () => {
+    const { user, dm } = freshUser();
+    const typed = 'compare 1 < 2 && 3 > 2';
+    const echoes = model.respond;
+    model.respond = (request) => ({ text: lastUserText(request.messages) });
+    try {
+      const question = await slack.sendUserMessage({ channel: dm, channelType: 'im', user, text: typed });
+      // Slack's client sent it encoded; the model must not see that.
+      expect(slack.messages(dm).find((m) => m.ts === question.ts)?.text).toBe('compare 1 &lt; 2 &amp;&amp; 3 &gt; 2');
+      const final = await slack.waitFor(() => thread(dm, question.ts).find((m) => m.shown === typed && !m.isStreaming), 15_000);
+      expect(final.shown).toBe(typed);
+      const asked = model.requests.findLast((request) => lastUserText(request.messages).includes('compare'));
+      expect(asked && lastUserText(asked.messages)).toBe(typed);
+    } finally {
+      model.respond = echoes;
+    }
   });
 });
 

@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAI, type FakeReply, lastUserText } from '../fakes/openai/index.js';
 import { loadScaledMs } from '../helpers/load-scaled-timer.js';
-import { launchConsoleBrowser, openPage } from './console-browser.js';
+import { openPage, useConsoleBrowser } from './console-browser.js';
 import { type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
 
 /**
@@ -20,7 +20,8 @@ const SCREENSHOTS = process.env.DFC_SCREENSHOTS === '1' ? join(import.meta.dirna
 
 let model: FakeOpenAI;
 let server: ServerProcess | undefined;
-let browser: Browser | undefined;
+// Pages are closed and checked after each test, so none is left for the next file of this worker.
+const browser = useConsoleBrowser(() => server?.url ?? '');
 
 /** The texts of the agent's messages on the page, in order. */
 async function agentTexts(page: Page): Promise<string[]> {
@@ -39,17 +40,15 @@ models:
 memory: { enabled: false }
 `).path,
     ]);
-    browser = await launchConsoleBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
     await server?.stop();
     await model?.stop();
   });
 
   it('streams the answer into the page, then shows the final; files go both ways; nothing from elsewhere, no CSP errors', async () => {
-    const { page, context, requests, pageErrors: errors } = await openPage(browser as Browser, `${server?.url}/chat`, { viewport: { width: 1100, height: 700 } });
+    const { page, context, requests, pageErrors: errors } = await openPage(browser(), `${server?.url}/chat`, { viewport: { width: 1100, height: 700 } });
     const foreign = () => requests.map(({ url }) => url).filter((url) => !url.startsWith(server?.url ?? '') && !url.startsWith('blob:'));
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => {

@@ -137,6 +137,7 @@ export class FakeDingTalk {
       sessionWebhook: `${this.apiUrl}/robot/sendBySession?session=${msgId}`,
       robotCode: this.clientId,
       msgtype,
+      // `text.content` is the typed text as is (DingTalk has removed the robot's own @ in a group).
       ...(msgtype === 'text'
         ? {
             text: {

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Waiters } from '../waiters.js';
+import { type DiscordDisplay, displayOf, pingsOf } from './display.js';
 import { FakeGateway } from './gateway.js';
 import {
   CHANNEL_TYPES,
@@ -84,6 +85,8 @@ export class FakeDiscord {
   readonly guildId = '3000000000000000001';
   /** Two text channels in the guild. */
   readonly channelIds = { general: '4000000000000000001', random: '4000000000000000002' } as const;
+  /** A role in the guild besides @everyone (whose id is the guild's). */
+  readonly roleIds = { moderators: '5000000000000000001' } as const;
   readonly rateLimitViolations: RateLimitViolation[] = [];
   readonly reactions: { channelId: string; messageId: string; emoji: string; at: number }[] = [];
   readonly typing: { channelId: string; at: number }[] = [];
@@ -185,7 +188,11 @@ export class FakeDiscord {
     this.faults.set(route, list);
   }
 
-  /** A person writes; dispatched as MESSAGE_CREATE (kept for a resume when the socket is down). */
+  /**
+   * A person writes; dispatched as MESSAGE_CREATE (kept for a resume when the socket is down).
+   * `content` goes out as typed, as Discord's client sends it: it encodes nothing, and what its
+   * autocomplete would insert (`<@id>`, `<#id>`, `<:name:id>`) a test types itself.
+   */
   sendUserMessage(input: UserMessageInput): StoredMessage {
     this.users.set(input.author.id, input.author);
     const channel = input.channelId === undefined ? this.store.dmChannel(input.author) : this.store.channel(input.channelId);
@@ -221,6 +228,13 @@ export class FakeDiscord {
   /** The bot's messages in a channel (or thread), oldest first. */
   botMessages(channelId: string): StoredMessage[] {
     return this.store.inChannel(channelId).filter((m) => m.author.id === this.bot.id);
+  }
+
+  /** What Discord's client shows for a message (`display.ts`), resolving mentions with the fake's users, roles and channels. */
+  display(message: StoredMessage): DiscordDisplay {
+    const channels = new Map([...this.store.channels.values()].flatMap((c) => (c.name === undefined ? [] : [[c.id, c.name] as const])));
+    const roles = new Map(Object.entries(this.roleIds).map(([name, id]) => [id, name] as const));
+    return displayOf(message.content, { users: this.users, roles, channels });
   }
 
   threads(): FakeChannel[] {
@@ -261,7 +275,10 @@ export class FakeDiscord {
       large: false,
       member_count: 3,
       joined_at: new Date(0).toISOString(),
-      roles: [{ id: this.guildId, name: '@everyone', permissions: '1071698660929', position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 }],
+      roles: [
+        { id: this.guildId, name: '@everyone', permissions: '1071698660929', position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 },
+        ...Object.entries(this.roleIds).map(([name, id]) => ({ id, name, permissions: '0', position: 1, color: 0, hoist: false, managed: false, mentionable: true, flags: 0 })),
+      ],
       emojis: [],
       stickers: [],
       members: [],
@@ -389,6 +406,7 @@ export class FakeDiscord {
         ...(json.nonce ? { nonce: json.nonce } : {}),
         attachments,
         allowedMentions: json.allowed_mentions,
+        pings: pingsOf(content, json.allowed_mentions, replyTo !== undefined),
       },
       this.now(),
     );

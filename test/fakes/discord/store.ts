@@ -1,3 +1,5 @@
+import type { Pings } from './display.js';
+
 /**
  * What the fake Discord keeps: channels (guild text channels, threads, DMs), every message with
  * its edit history, reactions, typing and uploads. Payloads are built in Discord's wire shapes
@@ -53,6 +55,8 @@ export interface StoredMessage {
   nonce?: string;
   /** `allowed_mentions` the bot sent with it (the last one, for edits). */
   allowedMentions?: unknown;
+  /** Whom the message notified when it was posted (edits notify nobody). */
+  pings?: Pings;
 }
 
 /** A Discord error answer. */
@@ -205,9 +209,9 @@ export function messagePayload(message: StoredMessage, context: MessagePayloadCo
     timestamp: new Date(message.sentAt).toISOString(),
     edited_timestamp: message.editedAt.length === 0 ? null : new Date(message.editedAt.at(-1) ?? 0).toISOString(),
     tts: false,
-    mention_everyone: false,
+    mention_everyone: /@(?:everyone|here)/.test(message.content),
     mentions,
-    mention_roles: [],
+    mention_roles: [...new Set([...message.content.matchAll(/<@&(\d+)>/g)].map((match) => match[1]))],
     attachments: message.attachments.map((a) => ({
       id: a.id,
       filename: a.filename,

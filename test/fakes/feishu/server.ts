@@ -181,6 +181,8 @@ export class FakeFeishu {
     const eventId = input.eventId ?? `ev_${++this.eventCount}`;
     const parent = input.parentId === undefined ? undefined : this.messages.find((m) => m.messageId === input.parentId);
     const rootId = input.parentId === undefined ? undefined : (parent?.rootId ?? input.parentId);
+    // As Feishu's clients send it: the typed text as is in `content.text`, each mention as a key
+    // (`@_user_1`) that the event's `mentions` resolves (https://open.feishu.cn/document/server-docs/im-v1/message/events/receive).
     const mention = input.mentionsBot ? '@_user_1 ' : '';
     const messageType = input.messageType ?? 'text';
     const content = input.content ?? JSON.stringify({ text: `${mention}${input.text ?? ''}` });

@@ -1,3 +1,5 @@
+import { displayText, type SlackDisplay, type SlackTextFormat, type UserNameOf } from './display.js';
+
 /**
  * What people see in the fake Slack workspace: channels with messages (top level and in
  * threads), each with its text history, reactions and files. Errors are Slack's own codes.
@@ -34,6 +36,8 @@ interface StoredMessage {
   user: string;
   botId: string | undefined;
   history: string[];
+  /** How Slack reads each entry of `history`: `text` is mrkdwn, a stream's `markdown_text` Markdown. */
+  formats: SlackTextFormat[];
   editedAt: number[];
   sentAt: number;
   threadTs: string | undefined;
@@ -50,6 +54,10 @@ export interface SlackMessageView {
   from: 'bot' | 'user';
   user: string;
   text: string;
+  /** `text` as the person sees it (see `display.ts`): the canonical form of the round-trip table. */
+  shown: string;
+  /** The native links `text` shows, in order. */
+  links: SlackDisplay['links'];
   /** The thread it sits in (the root's ts); absent at top level and for a root itself. */
   threadTs?: string;
   history: string[];
@@ -67,6 +75,7 @@ export class MessageStore {
   constructor(
     private readonly botUserId: string,
     private readonly botId: string,
+    private readonly nameOf: UserNameOf = () => undefined,
   ) {}
 
   ensureChannel(channel: string, type: ChannelType): void {
@@ -111,6 +120,7 @@ export class MessageStore {
     const stored = this.botMessage(params.channel, params.ts, 'cant_update_message');
     const text = validateText(params.text);
     stored.history.push(text);
+    stored.formats.push('mrkdwn');
     stored.editedAt.push(at);
     return { ts: stored.ts, text };
   }
@@ -128,7 +138,7 @@ export class MessageStore {
     }
     const threadTs = this.threadOf(channel, params.thread_ts);
     const text = validateMarkdown(params.markdown_text ?? '');
-    const stored = this.add(channel, { user: this.botUserId, botId: this.botId, text, at, threadTs });
+    const stored = this.add(channel, { user: this.botUserId, botId: this.botId, text, at, threadTs, format: 'markdown' });
     stored.isStreaming = true;
     return stored.ts;
   }
@@ -139,6 +149,7 @@ export class MessageStore {
     if (!stored.isStreaming) throw new SlackApiFailure('message_not_in_streaming_state');
     const text = validateMarkdown(params.markdown_text);
     stored.history.push((stored.history.at(-1) ?? '') + text);
+    stored.formats.push('markdown');
     stored.editedAt.push(at);
     return stored.ts;
   }
@@ -148,6 +159,7 @@ export class MessageStore {
     if (!stored.isStreaming) throw new SlackApiFailure('message_not_in_streaming_state');
     if (params.markdown_text !== undefined) {
       stored.history.push((stored.history.at(-1) ?? '') + validateMarkdown(params.markdown_text));
+      stored.formats.push('markdown');
       stored.editedAt.push(at);
     }
     stored.isStreaming = false;
@@ -181,6 +193,7 @@ export class MessageStore {
         from: m.botId === this.botId ? 'bot' : 'user',
         user: m.user,
         text: m.history.at(-1) ?? '',
+        ...displayText(m.history.at(-1) ?? '', m.formats.at(-1) ?? 'mrkdwn', this.nameOf),
         ...(m.threadTs === undefined ? {} : { threadTs: m.threadTs }),
         history: [...m.history],
         editedAt: [...m.editedAt],
@@ -191,12 +204,16 @@ export class MessageStore {
       }));
   }
 
-  private add(channel: string, input: { user: string; botId: string | undefined; text: string; at: number; threadTs: string | undefined }): StoredMessage {
+  private add(
+    channel: string,
+    input: { user: string; botId: string | undefined; text: string; at: number; threadTs: string | undefined; format?: SlackTextFormat },
+  ): StoredMessage {
     const stored: StoredMessage = {
       ts: this.nextTs(input.at),
       user: input.user,
       botId: input.botId,
       history: [input.text],
+      formats: [input.format ?? 'mrkdwn'],
       editedAt: [],
       sentAt: input.at,
       threadTs: input.threadTs,

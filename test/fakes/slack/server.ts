@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { Waiters } from '../waiters.js';
+import { composedText } from './composer.js';
 import { FakeFileStore } from './files.js';
 import { type ChannelType, MessageStore, SlackApiFailure, type SlackMessageView } from './messages.js';
 import { bearer, parseParams, readBody } from './wire.js';
@@ -60,6 +61,10 @@ export interface UserMessageInput {
   channel: string;
   channelType: ChannelType;
   user: string;
+  /**
+   * What the person typed; the event carries it as Slack's client encodes it (`composer.ts`):
+   * `&`, `<`, `>` as entities, URLs linked, picked mentions and links in Slack's markup as written.
+   */
   text: string;
   /** Posts into the thread of this ts. */
   threadTs?: string;
@@ -110,6 +115,10 @@ export class FakeSlack {
   readonly eventResponses: { eventId: string; status: number; body: string; retryNum: number }[] = [];
   /** Socket connections opened so far. */
   connectionsOpened = 0;
+  /** Members `users.info` knows, by id. */
+  readonly users = new Map<string, { name: string; displayName: string; realName: string }>();
+  /** Channel names `conversations.info` knows, by id. */
+  readonly channelNames = new Map<string, string>();
 
   private readonly recorded: RecordedCall[] = [];
   private readonly store: MessageStore;
@@ -131,7 +140,10 @@ export class FakeSlack {
     this.appToken = options.appToken ?? 'xapp-fake-app-token';
     this.signingSecret = options.signingSecret ?? 'fake-signing-secret';
     this.rejectToken = options.rejectToken ?? false;
-    this.store = new MessageStore(this.botUserId, this.botId);
+    this.store = new MessageStore(this.botUserId, this.botId, (id) => {
+      const user = this.users.get(id);
+      return user && (user.displayName || user.realName || user.name);
+    });
     this.files = new FakeFileStore(() => `http://127.0.0.1:${this.port}`, TEAM_ID, this.botToken);
   }
 
@@ -207,11 +219,12 @@ export class FakeSlack {
     const at = Date.now();
     this.store.ensureChannel(input.channel, input.channelType);
     const files = (input.files ?? []).map((file) => this.files.addUserFile(file));
+    const text = composedText(input.text);
     const ts = this.store.addUserMessage({
       channel: input.channel,
       user: input.user,
       ...(input.botId === undefined ? {} : { botId: input.botId }),
-      text: input.text,
+      text,
       ...(input.threadTs === undefined ? {} : { threadTs: input.threadTs }),
       at,
       files,
@@ -219,7 +232,7 @@ export class FakeSlack {
     const event: Record<string, unknown> = {
       type: input.eventType ?? 'message',
       user: input.user,
-      text: input.text,
+      text,
       ts,
       channel: input.channel,
       event_ts: ts,
@@ -472,6 +485,20 @@ export class FakeSlack {
         return { channel: params.channel, ts: store.appendStream(params, at) };
       case 'chat.stopStream':
         return { channel: params.channel, ts: store.stopStream(params, at), message: {} };
+      case 'users.info': {
+        const id = String(params.user ?? '');
+        const user = this.users.get(id);
+        if (!user) throw new SlackApiFailure('user_not_found');
+        return {
+          user: { id, team_id: TEAM_ID, name: user.name, real_name: user.realName, profile: { display_name: user.displayName, real_name: user.realName } },
+        };
+      }
+      case 'conversations.info': {
+        const id = String(params.channel ?? '');
+        const name = this.channelNames.get(id);
+        if (name === undefined) throw new SlackApiFailure('channel_not_found');
+        return { channel: { id, name, is_channel: true } };
+      }
       case 'reactions.add':
         store.addReaction(params);
         return {};

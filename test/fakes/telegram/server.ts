@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Message, Update, User, UserFromGetMe } from 'grammy/types';
+import type { Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
 import { Waiters } from '../waiters.js';
 import { ApiFailure, type ChatMessageView, ChatStore, type ChatType, type MessageMedia } from './chats.js';
 import { type DownloadRecord, type FakeFileInput, FileStore, type UploadRecord } from './files.js';
+import { detectedEntities } from './typed-text.js';
 import { UpdateQueue } from './updates.js';
 import { readParams } from './wire.js';
 
@@ -51,6 +52,11 @@ export interface UserMessageInput {
   chatType: ChatType;
   text?: string;
   caption?: string;
+  /**
+   * Formatting the sender's app applied (bold, a labelled link, a `text_mention` of someone
+   * without a username), in UTF-16 offsets. Mentions, commands and URLs are found by the fake itself.
+   */
+  entities?: MessageEntity[];
   /** Default: a user whose id is the chat id in private chats, else 1001. */
   from?: Partial<User>;
   replyToMessageId?: number;
@@ -236,11 +242,13 @@ export class FakeTelegram {
       username: 'alice',
       ...input.from,
     };
+    const text = input.text ?? input.caption ?? '';
     const message = this.store.addUserMessage({
       chatId: input.chatId,
       chatType: input.chatType,
       from,
-      text: input.text ?? input.caption ?? '',
+      text,
+      entities: [...detectedEntities(text), ...(input.entities ?? [])].sort((a, b) => a.offset - b.offset),
       isCaption,
       ...(media === undefined ? {} : { media }),
       replyToMessageId: input.replyToMessageId,

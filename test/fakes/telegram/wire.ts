@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 
 const NUMERIC_KEYS = new Set(['chat_id', 'message_id', 'offset', 'limit', 'timeout', 'reply_to_message_id']);
 const BOOLEAN_KEYS = new Set(['drop_pending_updates', 'allow_sending_without_reply', 'disable_notification']);
-const JSON_KEYS = new Set(['reply_parameters', 'reply_markup', 'allowed_updates', 'commands', 'entities', 'scope']);
+const JSON_KEYS = new Set(['reply_parameters', 'reply_markup', 'allowed_updates', 'commands', 'entities', 'caption_entities', 'scope']);
 
 /** Form values arrive as strings; give the keys the fake reads their JSON types back. */
 function coerce(key: string, value: string): unknown {

@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dingtalkChannel } from '../../../channels/dingtalk/index.js';
+import { DINGTALK_LIMITS } from '../../../channels/dingtalk/limits.js';
 import type { ChannelAdapter, ChatBindRequest, InboundMessage, ReplyTarget } from '../../../src/channel/types.js';
 import { silentLogger } from '../../../src/logger.js';
+import { displayMessage } from '../../fakes/dingtalk/display.js';
 import { FakeDingTalk, type FakeDingTalkOptions } from '../../fakes/dingtalk/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
@@ -199,7 +201,19 @@ describe('DingTalk ingress', () => {
 });
 
 describe('DingTalk replies without a card template', () => {
-  it('says "⏳ Working on it..." and sends the final as adapted markdown through the session webhook', async () => {
+  it('shows a code block a split cut as code in both messages, closed in one and reopened in the next', async () => {
+    const { fake, intake, adapter } = await started();
+    await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'a long script?' });
+    const message = await committedOne(intake);
+    const lines = Array.from({ length: Math.ceil(DINGTALK_LIMITS.maxMessageChars / 10) }, (_, i) => `  echo ${i} && x < y`);
+    await adapter.egress.reply(targetOf(message)).finish(`Here:\n\n\`\`\`sh\n${lines.join('\n')}\n\`\`\`\n\nDone.`);
+    const answers = fake.botMessages(ALICE).filter((m) => m.kind === 'markdown');
+    expect(answers.length).toBeGreaterThan(1);
+    const shown = answers.map((m) => displayMessage(m.kind, m.text).shown);
+    expect(shown.join('\n').split('\n').filter((line) => line !== '')).toEqual(['Here:', ...lines, 'Done.']);
+  });
+
+  it('says "⏳ Working on it..." and sends the final as DingTalk markdown through the session webhook', async () => {
     const { fake, intake, adapter } = await started();
     await fake.sendUserMessage({ chat: 'private', userId: ALICE, text: 'code?' });
     const message = await committedOne(intake);
@@ -208,7 +222,7 @@ describe('DingTalk replies without a card template', () => {
     const [ack, final] = fake.botMessages(ALICE);
     expect(ack).toMatchObject({ kind: 'text', text: '⏳ Working on it...', via: 'session' });
     expect(final).toMatchObject({ kind: 'markdown', via: 'session', replyTo: message.messageId });
-    expect(final?.text).toBe('Run **ls**:\n> **sh**\n> ls -la\n───────────\n> **a**: 1\n> **b**: 2\n');
+    expect(final?.text).toBe('Run **ls**:\n```sh\nls -la\n```\n———\n```\n| a   | b   |\n| --- | --- |\n| 1   | 2   |\n```');
   });
 
   it('replies through the robot API once the session webhook expired, to the user or the group', async () => {

@@ -47,14 +47,38 @@ describe('Discord egress', () => {
 
   it('splits a long final at 2000 characters on newlines, each part replying to the one before', async () => {
     const { fake, chatId, inbound, reply } = await dmQuestion();
-    const line = `${'word '.repeat(59)}end\n`; // 299 characters
-    const text = line.repeat(20);
+    const line = `${'word '.repeat(59)}end`; // 298 characters
+    const text = `${line}\n`.repeat(20);
     await reply.finish(text);
     const messages = fake.botMessages(chatId);
-    expect(messages.map((m) => m.content).join('')).toBe(text);
-    expect(messages.every((m) => m.content.length <= 2000 && m.content.endsWith('\n'))).toBe(true);
+    // Each message shows whole lines; a message's end is a line's end.
+    expect(messages.map((m) => fake.display(m).shown).join('\n')).toBe(text.trimEnd());
+    expect(messages.every((m) => m.content.length <= 2000)).toBe(true);
     expect(messages.length).toBe(4);
     expect(messages.map((m) => m.replyTo)).toEqual([inbound.messageId, ...messages.slice(0, -1).map((m) => m.id)]);
+  });
+
+  it('cuts a code block too long for one message into blocks that each show on their own', async () => {
+    const { fake, chatId, reply } = await dmQuestion();
+    const lines = Array.from({ length: 300 }, (_, i) => `print(${i})  # a_b * c | d`);
+    await reply.finish(`intro\n\n\`\`\`py\n${lines.join('\n')}\n\`\`\`\n\nbye`);
+    const messages = fake.botMessages(chatId);
+    expect(messages.length).toBeGreaterThan(2);
+    expect(messages.filter((m) => m.content.length > 2000)).toEqual([]);
+    // Every message closes the fence it opens; no line is lost, doubled or escaped.
+    expect(messages.filter((m) => (m.content.match(/```/g) ?? []).length % 2 !== 0)).toEqual([]);
+    const shownLines = messages.flatMap((m) => fake.display(m).shown.split('\n')).filter((line) => line !== '');
+    expect(shownLines).toEqual(['intro', ...lines, 'bye']);
+  });
+
+  it('streams a partial longer than a message as its first part and an ellipsis, never half a fence', async () => {
+    const { fake, chatId, reply } = await dmQuestion();
+    const lines = Array.from({ length: 300 }, (_, i) => `line ${i}`);
+    reply.update(`\`\`\`\n${lines.join('\n')}`);
+    const [message] = await fake.waitFor(() => fake.botMessages(chatId).length === 1 && fake.botMessages(chatId));
+    expect(message?.content.length).toBeLessThanOrEqual(2000);
+    expect(message?.content).toMatch(/^```\nline 0\n[\s\S]*\n```…$/);
+    await reply.finish('done');
   });
 
   it('stops editing a message older than an hour and continues in a new one', async () => {
@@ -101,6 +125,22 @@ describe('Discord egress', () => {
     fake.failNext('send', { status: 503, code: 0, message: 'Service Unavailable' }, 12);
     await expect(reply.finish('lost')).rejects.toMatchObject({ code: 'CHANNEL_UNAVAILABLE', platform: 'discord' });
     expect(fake.callsTo('send')).toHaveLength(12);
+  });
+
+  it('after a part is refused, leaves the Markdown of the parts not shown, to continue after the last one shown', async () => {
+    const { fake, chatId, inbound, reply, adapter } = await dmQuestion();
+    reply.update('thinking');
+    const [streamed] = await fake.waitFor(() => fake.botMessages(chatId).length === 1 && fake.botMessages(chatId));
+    fake.failNext('send', { status: 403, code: 50013, message: 'Missing Permissions' });
+    const lines = Array.from({ length: 300 }, (_, i) => `step ${i}: **done**`);
+    await expect(reply.finish(lines.join('\n'))).rejects.toBeInstanceOf(ChannelError);
+    const left = reply.finalLeft?.();
+    expect(left?.anchor).toEqual({ messageId: streamed?.id });
+    await adapter.egress.reply({ ...targetOf(inbound), replyTo: left?.anchor ?? {} }).finish(left?.text ?? '');
+    const messages = fake.botMessages(chatId);
+    expect(messages[0]?.id).toBe(streamed?.id);
+    expect(messages.slice(1).map((m) => m.replyTo)).toEqual(messages.slice(0, -1).map((m) => m.id));
+    expect(messages.flatMap((m) => fake.display(m).shown.split('\n'))).toEqual(lines.map((line) => line.replace('**done**', 'done')));
   });
 
   it('rejects finish() with a ChannelError when Discord refuses the message', async () => {

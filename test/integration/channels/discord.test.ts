@@ -20,6 +20,7 @@ describe('Discord ingress', () => {
   it('acknowledges a server message with 👀 and the typing indicator, and replies without pinging anyone', async () => {
     const { fake, intake, adapter } = await startDiscordChannel(cleanups);
     expect(adapter.status()).toEqual({ running: true });
+    fake.dmChannelId(BOB); // Bob is a user the fake knows, so the event's `mentions` carries him.
     const sent = fake.sendUserMessage({ channelId: fake.channelIds.general, author: ALICE, content: 'hello <@700000000000000002>' });
     const [inbound] = await intake.waitForCommits(1);
     expect(inbound).toMatchObject({
@@ -29,7 +30,7 @@ describe('Discord ingress', () => {
       userId: ALICE.id,
       workspaceId: fake.guildId,
       messageId: sent.id,
-      text: 'hello <@700000000000000002>',
+      text: 'hello @bob',
       kind: 'chat',
       isPrivateChat: false,
       replyTo: { messageId: sent.id },
@@ -39,7 +40,21 @@ describe('Discord ingress', () => {
     expect(fake.typing.map((t) => t.channelId)).toEqual([fake.channelIds.general]);
     await adapter.egress.reply(targetOf(inbound as never)).finish('hi <@700000000000000002> and @everyone');
     const [answer] = fake.botMessages(fake.channelIds.general);
-    expect(answer).toMatchObject({ replyTo: sent.id, allowedMentions: { parse: [] } });
+    expect(answer).toMatchObject({ replyTo: sent.id, pings: { users: [], roles: [], everyone: false, repliedUser: false } });
+    // The echoed mention shows as the characters written, not as Bob's name.
+    expect(answer && fake.display(answer).shown).toBe('hi <@700000000000000002> and @everyone');
+  });
+
+  it('reads mentions of people, roles and channels by their names from the event and the server, asking Discord nothing', async () => {
+    const { fake, intake } = await startDiscordChannel(cleanups);
+    fake.dmChannelId(BOB);
+    const requestsBefore = fake.calls.length;
+    const content = `<@${fake.bot.id}> ask <@!${BOB.id}> in <#${fake.channelIds.random}> for <@&${fake.roleIds.moderators}> <:party:123456789012345678> by <t:1700000000:R>`;
+    fake.sendUserMessage({ channelId: fake.channelIds.general, author: ALICE, content });
+    const [inbound] = await intake.waitForCommits(1);
+    expect(inbound?.text).toBe('ask @bob in #random for @moderators :party: by 2023-11-14 22:13:20 UTC');
+    // Only the acknowledgement and the thread: no lookups of users, roles or channels.
+    expect(fake.calls.slice(requestsBefore).filter((call) => call.method === 'GET')).toEqual([]);
   });
 
   it('still delivers a reply in flight after ingress stopped (a shutdown lets answers finish)', async () => {
@@ -198,14 +213,16 @@ describe('Discord ingress', () => {
         binder: {
           bind: async (_provider, request) => {
             requests.push(request);
-            return 'Discord connected to DeerFlow.';
+            return 'Discord connected to DeerFlow as *alice_b* <@1>.';
           },
         },
       },
     });
     const sent = fake.sendUserMessage({ channelId: fake.channelIds.general, author: ALICE, content: `<@${fake.bot.id}> /connect Ab12Cd34` });
     const answer = await fake.waitFor(() => fake.botMessages(fake.channelIds.general)[0]);
-    expect(answer).toMatchObject({ content: 'Discord connected to DeerFlow.', replyTo: sent.id });
+    expect(answer).toMatchObject({ replyTo: sent.id });
+    // The binder's answer is plain text: it shows as written, neither styled nor a mention.
+    expect(answer && fake.display(answer).shown).toBe('Discord connected to DeerFlow as *alice_b* <@1>.');
     expect(requests).toEqual([
       expect.objectContaining({ code: 'Ab12Cd34', identity: { externalAccountId: ALICE.id, workspaceId: fake.guildId }, accountName: 'Alice' }),
     ]);

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { feishuChannel } from '../../../channels/feishu/index.js';
+import { FEISHU_LIMITS } from '../../../channels/feishu/limits.js';
 import type { ChannelAdapter, InboundMessage, ReplyTarget } from '../../../src/channel/types.js';
 import { silentLogger } from '../../../src/logger.js';
+import { displayMessage } from '../../fakes/feishu/display.js';
 import { FakeFeishu } from '../../fakes/feishu/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
@@ -82,7 +84,7 @@ describe('feishu ingress', () => {
     const file = fake.sendUserMessage({ chatId: P2P, chatType: 'p2p', openId: ALICE, messageType: 'file', content: JSON.stringify({ file_key: 'file_v3_xyz', file_name: 'report.pdf' }) });
     await intake.waitUntil(() => intake.committed.length === 3);
     const byId = (id: string) => intake.committed.find((m) => m.messageId === id);
-    expect(byId(post.messageId)).toMatchObject({ text: 'see [image]\n\nthanks', files: [expect.objectContaining({ isImage: true })] });
+    expect(byId(post.messageId)).toMatchObject({ text: 'see [image]\nthanks', files: [expect.objectContaining({ isImage: true })] });
     expect(byId(command.messageId)).toMatchObject({ kind: 'command', text: '/new topic', isPrivateChat: false, topicId: command.messageId });
     expect(byId(file.messageId)).toMatchObject({ text: '[file]', files: [expect.objectContaining({ name: 'report.pdf', isImage: false })] });
   });
@@ -182,6 +184,18 @@ describe('feishu replies', () => {
     expect(fake.calls.filter((c) => c.code === 99991663).length).toBeGreaterThan(0);
     expect(fake.calls.filter((c) => c.operation === 'token').length).toBeGreaterThanOrEqual(2);
     expect(fake.reactions.filter((r) => r.messageId === inbound.messageId).map((r) => r.emoji)).toEqual(['OK', 'DONE']);
+  });
+
+  it('shows a code block a split cut as code on both cards, closed on one and reopened on the next', async () => {
+    const started = await startFeishu();
+    const { fake, adapter } = started;
+    const { inbound } = await sendAndCommit(started, 'a long script?');
+    const lines = Array.from({ length: Math.ceil(FEISHU_LIMITS.maxMessageChars / 10) }, (_, i) => `  echo ${i} && x < y`);
+    await adapter.egress.reply(targetOf(inbound)).finish(`Here:\n\n\`\`\`sh\n${lines.join('\n')}\n\`\`\`\n\nDone.`);
+    const cards = fake.botMessages(P2P);
+    expect(cards.length).toBeGreaterThan(1);
+    const shown = cards.map((m) => displayMessage(m.msgType, m.text).shown);
+    expect(shown.join('\n').split('\n').filter((line) => line !== '')).toEqual(['Here:', ...lines, 'Done.']);
   });
 
   it('streams into a CardKit card with increasing sequences and closes streaming mode at the end', async () => {

@@ -89,17 +89,21 @@ describe('Slack ingress', () => {
     expect(fake.acks.map((a) => a.envelopeId)).toContain(sent.envelopeId);
   });
 
-  it('strips only our own leading mention; a reply in a thread continues the thread', async () => {
+  it('strips only our own leading mention, names the others (asking users.info once); a reply in a thread continues the thread', async () => {
     const { fake, intake } = await startSlack();
-    const root = await fake.sendUserMessage(mention(fake, 'deploy <@U0OTHER1> please'));
-    await fake.sendUserMessage(mention(fake, 'and more', { threadTs: root.ts }));
+    fake.users.set('U0OTHER1', { name: 'olga.o', displayName: 'Olga', realName: 'Olga Olsen' });
+    fake.channelNames.set('C0DEPLOY', 'deploys');
+    const root = await fake.sendUserMessage(mention(fake, 'deploy <@U0OTHER1> please, not <@U0GONE01>, see <#C0DEPLOY>'));
+    await fake.sendUserMessage(mention(fake, 'and more & <more>', { threadTs: root.ts }));
     await fake.sendUserMessage({ channel: CHANNEL, channelType: 'channel', user: ALICE, text: '<@U0OTHER1> over to you' });
     await intake.waitUntil(() => intake.committed.length === 3);
     expect(intake.committed.map((m) => [m.text, m.topicId, m.isPrivateChat])).toEqual([
-      ['deploy <@U0OTHER1> please', root.ts, false],
-      ['and more', root.ts, false],
-      ['<@U0OTHER1> over to you', expect.not.stringMatching(root.ts), false],
+      // A member Slack does not know (users.info: user_not_found) keeps the id.
+      ['deploy @Olga please, not @U0GONE01, see #deploys', root.ts, false],
+      ['and more & <more>', root.ts, false],
+      ['@Olga over to you', expect.not.stringMatching(root.ts), false],
     ]);
+    expect(fake.calls.filter((c) => c.method === 'users.info').map((c) => c.params.user)).toEqual(['U0OTHER1', 'U0GONE01']);
     // Both acknowledgements sit in the root's thread.
     expect(fake.botMessages(CHANNEL).map((m) => m.threadTs).slice(0, 2)).toEqual([root.ts, root.ts]);
   });
@@ -256,7 +260,8 @@ describe('Slack egress', () => {
     const retried = fake.calls.filter((c) => c.method === 'chat.postMessage').at(-1);
     expect((retried?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(1000);
     expect(fake.rateLimitViolations).toEqual([]);
-    expect(fake.botMessages(CHANNEL).map((m) => m.text).join('')).toBe(long);
+    // Each part shows on its own; the newline the split ended the first part with is not shown.
+    expect(fake.botMessages(CHANNEL).map((m) => m.shown)).toEqual(['a'.repeat(3990), 'b'.repeat(100)]);
   });
 
   it('reacts ✗ when the final cannot be delivered, and ✗ when told the run failed', async () => {
@@ -295,4 +300,43 @@ describe('Slack egress', () => {
     await fake.waitFor(() => fake.openSockets === 1, 15_000);
     expect(adapter.status().running).toBe(true);
   }, 20_000);
+});
+
+describe('Slack text in and out (issue #20)', () => {
+  it('streams partials as markdown_text that show what the agent wrote, never half-written markup', async () => {
+    const { fake, intake, adapter } = await startSlack();
+    await fake.sendUserMessage(dm('explain'));
+    const reply = replyTo(adapter, await committed(intake, 1));
+    const streamed = () => fake.botMessages(DM).find((m) => m.isStreaming);
+    reply.update('Tom & Jerry <3 a_b\n\nthis is **bo ▉');
+    // The unclosed bold waits: what shows could never be written differently later.
+    expect((await fake.waitFor(() => streamed()))?.shown).toBe('Tom & Jerry <3 a_b');
+    reply.update('Tom & Jerry <3 a_b\n\nthis is **bold** and `x < y`\n\n- one ▉');
+    await fake.waitFor(() => streamed()?.shown.includes('bold'));
+    expect(streamed()?.shown).toBe('Tom & Jerry <3 a_b\n\nthis is bold and x < y');
+    const final = 'Tom & Jerry <3 a_b\n\nthis is **bold** and `x < y`\n\n- one\n- two';
+    await reply.finish(final);
+    expect(fake.botMessages(DM).map((m) => [m.shown, m.isStreaming])).toEqual([['Tom & Jerry <3 a_b\n\nthis is bold and x < y\n\n• one\n• two', false]]);
+  });
+
+  it('closes a code block a split cuts, and reopens it in the next message', async () => {
+    const { fake, intake, adapter } = await startSlack({ native_streaming: false });
+    await fake.sendUserMessage(dm('code please'));
+    const reply = replyTo(adapter, await committed(intake, 1));
+    const lines = Array.from({ length: 400 }, (_, i) => `if (a${i} < b) run();`);
+    await reply.finish(`Here:\n\n\`\`\`js\n${lines.join('\n')}\n\`\`\`\n\nDone & dusted.`);
+    const messages = fake.botMessages(DM);
+    expect(messages.length).toBeGreaterThan(1);
+    // Each message holds whole code blocks, so each shows on its own.
+    expect(messages.filter((m) => (m.text.match(/```/g) ?? []).length % 2 !== 0).map((m) => m.ts)).toEqual([]);
+    expect(messages.map((m) => m.shown).join('\n')).toBe(`Here:\n\n${lines.join('\n')}\n\nDone & dusted.`);
+  });
+
+  it('shows server texts as written: the acknowledgement and the binder answer', async () => {
+    const binder: ChatBinder = { bind: async () => 'Connected to <DeerFlow> as a_b & c*d*e.' };
+    const { fake } = await startSlack({}, { binder });
+    const sent = await fake.sendUserMessage(dm('/connect Ab12Cd34'));
+    const answer = await fake.waitFor(() => fake.botMessages(DM).find((m) => m.threadTs === sent.ts));
+    expect(answer?.shown).toBe('Connected to <DeerFlow> as a_b & c*d*e.');
+  });
 });

@@ -288,12 +288,12 @@ describe('Telegram egress', () => {
     expect(finalGap).toBeLessThan(3000);
   });
 
-  it('splits a 5,000-character final into two messages, the second replying to the first', async () => {
+  it('splits a 5,000-character final into two messages between its paragraphs, the second replying to the first', async () => {
     const { fake, inbound, reply } = await acknowledged(PRIVATE, 'private');
-    const text = `${'a'.repeat(3000)}\n${'b'.repeat(1999)}`;
+    const text = `${'a'.repeat(3000)}\n\n${'b'.repeat(1998)}`;
     await reply.finish(text);
     const messages = fake.botMessages(PRIVATE);
-    expect(messages.map((m) => m.text)).toEqual([`${'a'.repeat(3000)}\n`, 'b'.repeat(1999)]);
+    expect(messages.map((m) => m.text)).toEqual(['a'.repeat(3000), 'b'.repeat(1998)]);
     expect(String(messages[0]?.messageId)).toBe(inbound.replyTo.placeholderId);
     expect(messages[1]?.replyTo).toBe(messages[0]?.messageId);
     expect(messages.every((m) => m.text.length <= 4096)).toBe(true);

@@ -256,6 +256,7 @@ describe('deploy/config.yaml, the container image\'s configuration', () => {
     discord: { DISCORD_BOT_TOKEN: 'd-1' },
     feishu: { FEISHU_APP_ID: 'cli_1', FEISHU_APP_SECRET: 's-1' },
     dingtalk: { DINGTALK_CLIENT_ID: 'c-1', DINGTALK_CLIENT_SECRET: 's-1' },
+    wechat: { WECHAT_BOT_TOKEN: 'w-1' },
     wecom: { WECOM_BOT_ID: 'aib-1', WECOM_BOT_SECRET: 's-1' },
     github: { GITHUB_WEBHOOK_SECRET: 'whsec-0123456789', GITHUB_APP_ID: '123', GITHUB_APP_PRIVATE_KEY: PEM_KEY },
   } as const;

@@ -10,7 +10,7 @@ const BASE: RobotMessage = {
   senderNick: 'Ann',
   chatbotUserId: '$:LWCP_v1:$bot',
   msgtype: 'text',
-  text: { content: ' hello ' },
+  text: { content: ' hello' },
   sessionWebhook: 'https://oapi.dingtalk.com/robot/sendBySession?session=x',
   sessionWebhookExpiredTime: 1000,
 };
@@ -20,6 +20,11 @@ describe('parseRobotMessage', () => {
     expect(parseRobotMessage(BASE)).toMatchObject({ chatId: 'staff1', isPrivateChat: true, userId: 'staff1', text: 'hello', conversationId: 'cidX' });
     expect(parseRobotMessage({ ...BASE, conversationType: '2' })).toMatchObject({ chatId: 'cidX', isPrivateChat: false });
     expect(parseRobotMessage({ ...BASE, conversationType: 2 })).toMatchObject({ chatId: 'cidX', isPrivateChat: false });
+  });
+
+  it('reads text as typed: markup characters, references and trailing spaces kept, the leading space dropped', () => {
+    const typed = '1 < 2 && &amp; **x** `y` @Bo trailing ';
+    expect(parseRobotMessage({ ...BASE, conversationType: '2', text: { content: ` ${typed}` } })?.text).toBe(typed);
   });
 
   it('falls back to the sender id without a staff id', () => {

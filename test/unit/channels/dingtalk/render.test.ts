@@ -1,18 +1,64 @@
 import { describe, expect, it } from 'vitest';
-import { toSampleMarkdown } from '../../../../channels/dingtalk/render.js';
+import { escapeDingTalkText, renderDingTalkMarkdown } from '../../../../channels/dingtalk/render.js';
+import { INGRESS_TEXTS } from '../../../../src/channel/ingress/pipeline.js';
+import { openCodeFence } from '../../../../src/channel/markdown.js';
+import { MESSAGES } from '../../../../src/manager/messages.js';
+import { ROUND_TRIP_CASES } from '../../../contract/round-trip.js';
+import { displayMessage } from '../../../fakes/dingtalk/display.js';
 
-describe('toSampleMarkdown', () => {
+describe('renderDingTalkMarkdown', () => {
   it.each([
-    ['plain text stays', 'Hello **world**', 'Hello **world**'],
-    ['inline code becomes bold', 'run `npm test` now', 'run **npm test** now'],
-    ['a fence becomes quoted lines under its language', '```ts\nconst a = 1;\n```', '> **ts**\n> const a = 1;'],
-    ['a fence without language has no header', '```\nx\n```', '> x'],
-    ['an unclosed fence quotes to the end', '```\nx\ny', '> x\n> y'],
-    ['rules become a line', 'a\n---\nb', 'a\n───────────\nb'],
-    ['tables become header: cell lines per row', '| Name | Age |\n| --- | ---: |\n| Ann | 3 |\n| Bo | 4 |', '> **Name**: Ann\n> **Age**: 3\n\n> **Name**: Bo\n> **Age**: 4\n'],
-    ['a pipe line without separator is text', '| not | a table |', '| not | a table |'],
-    ['inline code inside fences is kept', '```\n`x`\n```', '> `x`'],
-  ])('%s', (_name, input, expected) => {
-    expect(toSampleMarkdown(input)).toBe(expected);
+    ['HTML and references as text', '<b>x</b> &amp;', '&lt;b&gt;x&lt;/b&gt; &amp;amp;'],
+    ['markup characters as references', 'a * b_c ~d `e [f] | g \\', 'a &#42; b&#95;c &#126;d &#96;e &#91;f&#93; &#124; g &#92;'],
+    ['line-leading markers', '\\- x\n\\# y\n2\\. z', '&#45; x  \n&#35; y  \n2&#46; z'],
+    ['a newline in a paragraph as a hard break', 'one\ntwo', 'one  \ntwo'],
+    ['bold and italic as DingTalk writes them', '**b** _i_', '**b** *i*'],
+    ['inline code, which DingTalk does not draw, as bold', 'run `a && b` now', 'run **a &amp;&amp; b** now'],
+    ['strike-through as its text', '~~gone~~', 'gone'],
+    ['a link, raw url', '[docs](https://x.example/a_b?q=1&r=2)', '[docs](https://x.example/a_b?q=1&r=2)'],
+    ['a code block fenced, HTML escaped', '```html\n<p>a && b</p>\n```', '```html\n&lt;p&gt;a &amp;&amp; b&lt;/p&gt;\n```'],
+    ['a table as aligned code', '| a | b |\n|---|---|\n| x | <y> |', '```\n| a   | b   |\n| --- | --- |\n| x   | &lt;y&gt; |\n```'],
+    ['nested lists, four spaces a level', '- a\n  - b\n\n1. c', '- a\n    - b\n\n1. c'],
+    ['a quote', '> said <this>', '> said &lt;this&gt;'],
+  ])('%s', (_name, markdown, written) => {
+    expect(renderDingTalkMarkdown(markdown)).toBe(written);
+  });
+
+  for (const roundTrip of ROUND_TRIP_CASES) {
+    it(`shows ${roundTrip.name} as the round-trip table says`, () => {
+      const display = displayMessage('markdown', renderDingTalkMarkdown(roundTrip.typed));
+      expect(display.shown).toBe(roundTrip.shown);
+      expect(display.links).toEqual(roundTrip.links ?? []);
+    });
+  }
+
+  it('renders every prefix of a reply (a streaming partial) without throwing or leaving a fence open', () => {
+    const reply = 'Say **bold and `code <x>`** then:\n\n```js\nconst a = `b` && c;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |';
+    for (let end = 1; end <= reply.length; end++) {
+      expect(openCodeFence(renderDingTalkMarkdown(`${reply.slice(0, end)}…`))).toBeUndefined();
+    }
+  });
+
+  it('writes server text so it shows as written', () => {
+    expect(displayMessage('card', escapeDingTalkText('⏳ *Working* on <it>...\nnext')).shown).toBe('⏳ *Working* on <it>...\nnext');
+  });
+});
+
+describe("core's own messages", () => {
+  // Rendered as Markdown like the agent's text: none holds markup, so each must show exactly as written.
+  const texts = [
+    ...Object.entries(MESSAGES)
+      .filter(([name, value]) => typeof value === 'string' && name !== 'streamingCursor')
+      .map(([, value]) => value as string),
+    MESSAGES.unknownCommand('nosuch', ['help', 'new']),
+    MESSAGES.modelList(['gpt_4o_mini', 'qwen-2.5']),
+    MESSAGES.agentList('default', [{ name: 'db_admin', description: 'runs <sql> & reports' }]),
+    MESSAGES.attachmentUnavailable('PLATFORM', 'a_b.pdf', 'too big'),
+    INGRESS_TEXTS.busy,
+  ];
+  const show = (markdown: string) => displayMessage('markdown', markdown).shown;
+  const render = renderDingTalkMarkdown;
+  it.each(texts)('%s', (text) => {
+    expect(show(render(text))).toBe(text);
   });
 });

@@ -15,6 +15,7 @@ function facts(overrides: Partial<MessageFacts> = {}): MessageFacts {
     canStartThread: true,
     author: { id: '700', isBot: false, displayName: 'Alice', username: 'alice' },
     content: 'hello',
+    mentionNames: { users: new Map(), roles: new Map(), channels: new Map() },
     files: [],
     ...overrides,
   };
@@ -75,11 +76,12 @@ describe('decideMessage', () => {
     expect(outcome(f as Partial<MessageFacts>, c as Partial<DecideContext>)).toBe(expected);
   });
 
-  it('strips mentions of the bot only, classifies commands and keys DMs in workspace @me', () => {
-    const decision = decideMessage(facts({ ...DM, content: `<@${BOT}> /new  <@701> there` }), context());
+  it('strips mentions of the bot only, names the others, classifies commands and keys DMs in workspace @me', () => {
+    const mentionNames = { users: new Map([['701', 'bob']]), roles: new Map(), channels: new Map() };
+    const decision = decideMessage(facts({ ...DM, content: `<@${BOT}> /new  <@701> there`, mentionNames }), context());
     expect(decision).toMatchObject({
       kind: 'forward',
-      message: { channel: 'discord', text: '/new <@701> there', kind: 'command', workspaceId: '@me', isPrivateChat: true, senderIsAllowlisted: false },
+      message: { channel: 'discord', text: '/new  @bob there', kind: 'command', workspaceId: '@me', isPrivateChat: true, senderIsAllowlisted: false },
     });
   });
 

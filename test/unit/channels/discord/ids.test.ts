@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { replyReferenceFor } from '../../../../channels/discord/egress.js';
-import { mentionsUser, snowflakeTimeMs, stripMentions, threadNameFor } from '../../../../channels/discord/ids.js';
+import { mentionsUser, snowflakeTimeMs, threadNameFor } from '../../../../channels/discord/ids.js';
+import { withoutMentionsOf } from '../../../../channels/discord/inbound-text.js';
 
 describe('Discord ids', () => {
   it('reads the creation time of a snowflake (Discord docs example)', () => {
@@ -14,9 +15,10 @@ describe('Discord ids', () => {
     ['a <@100> b <@100> c', true, 'a b c'],
     ['<@1000> not us', false, '<@1000> not us'],
     ['plain', false, 'plain'],
+    ['<@100>\n  - indented  twice', true, '- indented  twice'],
   ])('%s: mentioned %s, stripped %s', (content, mentioned, stripped) => {
     expect(mentionsUser(content, '100')).toBe(mentioned);
-    expect(stripMentions(content, '100')).toBe(stripped);
+    expect(withoutMentionsOf(content, '100')).toBe(stripped);
   });
 
   it('names threads within 100 characters', () => {

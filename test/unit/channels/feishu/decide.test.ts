@@ -31,6 +31,12 @@ describe('decideMessage', () => {
     ['a p2p chat keeps no preview', event({ chat_type: 'p2p', root_id: 'om_root' }), {}, { kind: 'forward', message: { isPrivateChat: true, platformData: { rootId: 'om_root' } } }],
     ['without an event id the message id is the delivery', { ...event(), event_id: undefined }, {}, { kind: 'forward', deliveryKey: 'event:om_1' }],
     ["the bot's mention is removed, a command behind it classified", event({ content: text('@_user_1 /new'), mentions }), {}, { kind: 'forward', message: { text: '/new', kind: 'command' } }],
+    [
+      "the bot's mention is removed wherever it stands, another person's shown by name",
+      event({ content: text('ask @_user_1 what @_user_2 meant by <b> & co'), mentions: [...mentions, { key: '@_user_2', id: { open_id: 'ou_bob' }, name: 'Bob' }] }),
+      {},
+      { kind: 'forward', message: { text: 'ask what @Bob meant by <b> & co', kind: 'chat' } },
+    ],
     ['a picture carries its file', event({ message_type: 'image', content: JSON.stringify({ image_key: 'img_1' }) }), {}, { kind: 'forward', message: { text: '[image]', files: [{ isImage: true, mimeType: 'image/png', ref: JSON.stringify({ messageId: 'om_1', key: 'img_1', type: 'image' }) }] } }],
     ['an allowed sender', event(), { allowedUsers: new Set(['ou_alice']) }, { kind: 'forward', message: { senderIsAllowlisted: true } }],
     ['a sender not allowed', event(), { allowedUsers: new Set(['ou_bob']) }, { kind: 'ignore', reason: 'not-allowed' }],

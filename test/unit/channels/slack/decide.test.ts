@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DecideContext, decideEvent, stripLeadingMention } from '../../../../channels/slack/decide.js';
+import { type DecideContext, decideEvent } from '../../../../channels/slack/decide.js';
 import type { SlackMessageEvent } from '../../../../channels/slack/events.js';
 
 const CONTEXT: DecideContext = {
@@ -61,6 +61,17 @@ describe('decideEvent', () => {
     expect(decideEvent(event({ user: 'U9' }), listed)).toMatchObject({ kind: 'forward', message: { senderIsAllowlisted: true } });
   });
 
+  it('hands the model the decoded text: entities, mentions by name, links, our leading mention gone', () => {
+    // A real event's text for "@deerflow compare 1 < 2 && 3 > 2, ask @bob, see docs" with bob picked and a link added.
+    const text = '<@UBOT> compare 1 &lt; 2 &amp;&amp; 3 &gt; 2, ask <@U2BOB> or <@UBOT>, see <https://x.dev/a?b=1&amp;c=2|the docs>';
+    const decision = decideEvent(event({ type: 'app_mention', text }), { ...CONTEXT, botName: 'deerflow', userNames: new Map([['U2BOB', 'bob']]) });
+    expect(decision).toMatchObject({ kind: 'forward', message: { text: 'compare 1 < 2 && 3 > 2, ask @bob or @deerflow, see the docs (https://x.dev/a?b=1&c=2)', kind: 'chat' } });
+  });
+
+  it('reads a command behind encoded text as a command', () => {
+    expect(decideEvent(event({ text: '<@UBOT> /new &lt;fresh&gt;' }), CONTEXT)).toMatchObject({ kind: 'forward', message: { text: '/new <fresh>', kind: 'command' } });
+  });
+
   it('takes a file share without text', () => {
     const decision = decideEvent(
       event({ subtype: 'file_share', text: '', files: [{ id: 'F1', name: 'a.png', mimetype: 'image/png', size: 3, url_private_download: 'https://files.slack.com/a' }] }),
@@ -70,17 +81,5 @@ describe('decideEvent', () => {
       kind: 'forward',
       message: { files: [{ name: 'a.png', mimeType: 'image/png', isImage: true, declaredSize: 3, ref: 'https://files.slack.com/a' }] },
     });
-  });
-});
-
-describe('stripLeadingMention', () => {
-  it.each<[string, string]>([
-    ['<@UBOT> hi', 'hi'],
-    ['<@UBOT|deerflow>: hi', 'hi'],
-    ['  <@UBOT>\nhi', 'hi'],
-    ['<@UOTHER> hi', '<@UOTHER> hi'],
-    ['hi <@UBOT>', 'hi <@UBOT>'],
-  ])('%j → %j', (text, expected) => {
-    expect(stripLeadingMention(text, 'UBOT')).toBe(expected);
   });
 });
