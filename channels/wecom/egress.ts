@@ -1,4 +1,5 @@
 import { createEditReply } from '../../src/channel/edit-reply.js';
+import { SplitPartRenderer } from '../../src/channel/markdown.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelEgress, Reply, ReplyTarget } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
@@ -6,6 +7,7 @@ import type { Logger } from '../../src/logger.js';
 import type { ReplyFrame } from './connection.js';
 import { REQ_ID } from './decide.js';
 import { WECOM_LIMITS } from './limits.js';
+import { WECOM_MARKDOWN_DIALECT } from './render.js';
 import type { WeComSender } from './relay.js';
 
 export interface WeComEgressOptions {
@@ -38,12 +40,22 @@ export function createWeComEgress(options: WeComEgressOptions): ChannelEgress {
   };
 }
 
+/**
+ * Renders every text of one reply (the agent's Markdown) once: a part sent after an earlier part
+ * of the same final continues it (a code block it left open is reopened).
+ */
+function replyRenderer(target: ReplyTarget): (text: string, replyToMessageId?: string) => string {
+  const renderer = new SplitPartRenderer(WECOM_MARKDOWN_DIALECT);
+  return (text, replyToMessageId) => renderer.render(text, replyToMessageId !== undefined && replyToMessageId !== target.replyTo.messageId);
+}
+
 function markdownReply(target: ReplyTarget, options: WeComEgressOptions): Reply {
   let sequence = 0;
+  const render = replyRenderer(target);
   const inner = createEditReply(
     {
-      send: async (text) => {
-        await options.connection.sendMarkdown(target.chatId, text);
+      send: async (text, replyToMessageId) => {
+        await options.connection.sendMarkdown(target.chatId, render(text, replyToMessageId));
         return `${MARKDOWN_ID}${sequence++}`;
       },
       edit: async () => {
@@ -60,28 +72,31 @@ function streamReply(target: ReplyTarget, frame: ReplyFrame, options: WeComEgres
   const { connection } = options;
   let isFinishing = false;
   let sequence = 0;
+  const render = replyRenderer(target);
   /** What each stream of this reply shows, and whether it was finished. */
   const streams = new Map<string, { text: string; isFinished: boolean }>();
   const placeholderId = target.replyTo.placeholderId;
   if (placeholderId !== undefined) streams.set(placeholderId, { text: options.workingMessage, isFinished: false });
   const inner = createEditReply(
     {
-      send: async (text) => {
+      send: async (text, replyToMessageId) => {
+        const content = render(text, replyToMessageId);
         if (isFinishing) {
-          await connection.sendMarkdown(target.chatId, text);
+          await connection.sendMarkdown(target.chatId, content);
           return `${MARKDOWN_ID}${sequence++}`;
         }
         const streamId = connection.newStreamId();
-        await connection.replyStream(frame, streamId, text, false);
-        streams.set(streamId, { text, isFinished: false });
+        await connection.replyStream(frame, streamId, content, false);
+        streams.set(streamId, { text: content, isFinished: false });
         return streamId;
       },
       edit: async (streamId, text) => {
         const stream = streams.get(streamId);
         if (stream === undefined || stream.isFinished) throw new ChannelError('wecom', 'CHANNEL_REJECTED', 'WeCom stream already finished');
         const finish = isFinishing;
-        await connection.replyStream(frame, streamId, text, finish);
-        streams.set(streamId, { text, isFinished: finish });
+        const content = render(text);
+        await connection.replyStream(frame, streamId, content, finish);
+        streams.set(streamId, { text: content, isFinished: finish });
       },
     },
     baseOptions(target, options),

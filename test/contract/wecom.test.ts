@@ -1,6 +1,6 @@
 import { wecomChannel } from '../../channels/wecom/index.js';
 import { WECOM_LIMITS } from '../../channels/wecom/limits.js';
-import { FakeWeCom } from '../fakes/wecom/index.js';
+import { displayWeComMarkdown, FakeWeCom } from '../fakes/wecom/index.js';
 import { channelContract, type PlatformHarness } from './channel-contract.js';
 
 /**
@@ -36,6 +36,7 @@ async function startFakeWeCom(options: { allowedUsers?: string[] }): Promise<Pla
       fake.botMessages(chatId).map((m) => ({
         messageId: m.id,
         text: m.text,
+        ...(m.kind === 'stream' || m.kind === 'markdown' ? (({ shown, links }) => ({ shown, links }))(displayWeComMarkdown(m.text)) : {}),
         ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
         history: m.history,
         sentAt: m.sentAt,
@@ -61,5 +62,6 @@ channelContract({
   minEditIntervalMs: WECOM_LIMITS.streamUpdateIntervalMs,
   // No ack to withhold: a message WeCom delivered is not delivered again because we refused it.
   tellsRefusals: true,
+  roundTrip: {},
   startPlatform: ({ allowedUsers }) => startFakeWeCom(allowedUsers === undefined ? {} : { allowedUsers }),
 });
