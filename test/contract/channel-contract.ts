@@ -58,9 +58,9 @@ export interface BotMessageView {
   /**
    * The current text as a person sees it: the message's format (mrkdwn, Markdown, HTML, rich
    * text…) interpreted as the platform renders it, reduced to the canonical form of
-   * `round-trip.ts`. Required once the descriptor opts into `roundTrip`.
+   * `round-trip.ts`.
    */
-  shown?: string;
+  shown: string;
   /** The native links in the current text, in order, as rendered (label and target). */
   links?: { text: string; url: string }[];
 }
@@ -137,10 +137,10 @@ export interface ChannelContractDescriptor<Config> {
    */
   tellsRefusals?: boolean;
   /**
-   * Runs the round-trip table (`round-trip.ts`, issue #20). `exceptions` names, by case name, what
-   * this platform reads or shows instead, and the platform rule it follows.
+   * The round-trip table (`round-trip.ts`, issue #20) runs for every platform. `exceptions` names,
+   * by case name, what this platform reads or shows instead, and the platform rule it follows.
    */
-  roundTrip?: { exceptions?: Readonly<Record<string, RoundTripException>> };
+  roundTrip: { exceptions?: Readonly<Record<string, RoundTripException>> };
   /** Starts a fresh fake platform; `allowedUsers` goes into `config` as the allow-list. */
   startPlatform(options: { allowedUsers?: string[] }): Promise<PlatformHarness>;
 }
@@ -479,27 +479,24 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
       expect(platform.rateLimitViolations()).toEqual([]);
     });
 
-    if (descriptor.roundTrip) {
-      const exceptions = descriptor.roundTrip.exceptions ?? {};
-      for (const name of Object.keys(exceptions)) {
-        if (!ROUND_TRIP_CASES.some((c) => c.name === name)) throw new Error(`round-trip exception for an unknown case: ${name}`);
-      }
-      for (const roundTrip of ROUND_TRIP_CASES) {
-        const exception = exceptions[roundTrip.name];
-        const rule = exception ? ` (${exception.rule})` : '';
-        it(`round trip, ${roundTrip.name}: the model reads what was typed, the chat shows what it wrote${rule}`, async () => {
-          const { platform, intake, inbound, reply, answers } = await replyingTo(roundTrip.typed);
-          expect(inbound.text).toBe(exception?.read ?? roundTrip.typed);
-          await reply.finish(inbound.text);
-          const shown = answers();
-          expect(shown.filter((m) => m.shown === undefined).map((m) => m.messageId)).toEqual([]);
-          expect(shown.map((m) => m.shown).join('')).toBe(exception?.shown ?? roundTrip.shown);
-          const links = exception?.links ?? roundTrip.links;
-          if (links) expect(shown.flatMap((m) => m.links ?? [])).toEqual(links);
-          expect(intake.committed).toHaveLength(1);
-          expect(platform.rateLimitViolations()).toEqual([]);
-        });
-      }
+    const exceptions = descriptor.roundTrip.exceptions ?? {};
+    for (const name of Object.keys(exceptions)) {
+      if (!ROUND_TRIP_CASES.some((c) => c.name === name)) throw new Error(`round-trip exception for an unknown case: ${name}`);
+    }
+    for (const roundTrip of ROUND_TRIP_CASES) {
+      const exception = exceptions[roundTrip.name];
+      const rule = exception ? ` (${exception.rule})` : '';
+      it(`round trip, ${roundTrip.name}: the model reads what was typed, the chat shows what it wrote${rule}`, async () => {
+        const { platform, intake, inbound, reply, answers } = await replyingTo(roundTrip.typed);
+        expect(inbound.text).toBe(exception?.read ?? roundTrip.typed);
+        await reply.finish(inbound.text);
+        const shown = answers();
+        expect(shown.map((m) => m.shown).join('')).toBe(exception?.shown ?? roundTrip.shown);
+        const links = exception?.links ?? roundTrip.links;
+        if (links) expect(shown.flatMap((m) => m.links ?? [])).toEqual(links);
+        expect(intake.committed).toHaveLength(1);
+        expect(platform.rateLimitViolations()).toEqual([]);
+      });
     }
 
     it('reports its name, and running only between start() and stop()', async () => {

@@ -33,15 +33,20 @@ async function startFakeWeCom(options: { allowedUsers?: string[] }): Promise<Pla
       return { chatId: delivered.chatId, messageId: delivered.msgid };
     },
     botMessages: (chatId) =>
-      fake.botMessages(chatId).map((m) => ({
-        messageId: m.id,
-        text: m.text,
-        ...(m.kind === 'stream' || m.kind === 'markdown' ? (({ shown, links }) => ({ shown, links }))(displayWeComMarkdown(m.text)) : {}),
-        ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
-        history: m.history,
-        sentAt: m.sentAt,
-        editedAt: m.editedAt,
-      })),
+      fake.botMessages(chatId).map((m) => {
+        // Images and files show no text.
+        const display = m.kind === 'stream' || m.kind === 'markdown' ? displayWeComMarkdown(m.text) : { shown: '', links: [] };
+        return {
+          messageId: m.id,
+          text: m.text,
+          shown: display.shown,
+          links: display.links,
+          ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
+          history: m.history,
+          sentAt: m.sentAt,
+          editedAt: m.editedAt,
+        };
+      }),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
       if (retryAfterMs > WECOM_LIMITS.defaultRetryAfterMs) throw new Error('WeCom names no wait: the adapter waits defaultRetryAfterMs, no longer');
