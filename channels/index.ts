@@ -7,6 +7,7 @@ import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 import { webChannel } from './web/index.js';
 import { wechatChannel } from './wechat/index.js';
+import { wecomChannel } from './wecom/index.js';
 
 /** Every platform this build supports. A new platform is one folder plus one line here. */
 export const platforms: readonly ChannelDefinition[] = [
@@ -18,4 +19,5 @@ export const platforms: readonly ChannelDefinition[] = [
   githubChannel as ChannelDefinition,
   webChannel as ChannelDefinition,
   wechatChannel as ChannelDefinition,
+  wecomChannel as ChannelDefinition,
 ];

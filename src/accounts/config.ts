@@ -38,6 +38,7 @@ export const channelConnectionsConfigSchema = z
     feishu: providerConnectionSchema.optional(),
     dingtalk: providerConnectionSchema.optional(),
     wechat: providerConnectionSchema.optional(),
+    wecom: providerConnectionSchema.optional(),
   })
   .prefault({});
 

@@ -18,7 +18,7 @@ import { runtimeConfigSchema } from '../runtime/config.js';
 import { schedulesConfigSchema } from '../schedules/config.js';
 
 /** Platforms of the reference this build does not have; a block for one is ignored with a warning. */
-export const UNSUPPORTED_PLATFORMS = ['wecom', 'buzz'] as const;
+export const UNSUPPORTED_PLATFORMS = ['buzz'] as const;
 
 /**
  * The whole config.yaml (DESIGN.md "Configuration contract"). Each module owns its part; the

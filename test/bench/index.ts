@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only startup,layers,context,telegram,slack,discord,feishu,dingtalk,wechat,tools,github,webhooks,scale-out,faults,schedules --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://… --group-burst]`:
+ * `npm run bench [-- --only startup,layers,context,telegram,slack,discord,feishu,dingtalk,wechat,wecom,tools,github,webhooks,scale-out,faults,schedules --kills K --chats N --messages M --conversations K --turns T --long-turns L --rounds R --cpu-prof DIR --database-url postgres://… --redis-url redis://… --group-burst]`:
  * every benchmark (or those `--only` names), each printing its figures next to a baseline measured
  * in the same run. `--group-burst` adds the schedules bench's part 3 (200 results into one Telegram
  * group at its 20 a minute, 10+ minutes; needs `--database-url`).
@@ -22,11 +22,12 @@ import { type PlatformFigures, runTelegramBench } from './telegram.js';
 import { runToolBench } from './tools.js';
 import { runWebhookMemoryBench } from './webhooks.js';
 import { runWeChatBench } from './wechat.js';
+import { runWeComBench } from './wecom.js';
 
 // Exit through 'exit' so the child processes are killed too.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-const BENCHES = ['startup', 'layers', 'context', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'wechat', 'tools', 'github', 'webhooks', 'scale-out', 'faults', 'schedules'] as const;
+const BENCHES = ['startup', 'layers', 'context', 'telegram', 'slack', 'discord', 'feishu', 'dingtalk', 'wechat', 'wecom', 'tools', 'github', 'webhooks', 'scale-out', 'faults', 'schedules'] as const;
 
 const { values } = parseArgs({
   options: {
@@ -89,6 +90,7 @@ if (only.has('discord')) platformFigures.set('discord', await runDiscordBench(ch
 if (only.has('feishu')) platformFigures.set('feishu', await runFeishuBench(chatLoad));
 if (only.has('dingtalk')) platformFigures.set('dingtalk', await runDingTalkBench(chatLoad));
 if (only.has('wechat')) platformFigures.set('wechat', await runWeChatBench(chatLoad));
+if (only.has('wecom')) platformFigures.set('wecom', await runWeComBench(chatLoad));
 printPlatformComparison(platformFigures);
 if (only.has('tools')) {
   await runToolBench({ turns: Number(values.turns), databaseUrl: values['database-url'] });

@@ -158,8 +158,15 @@ interface Started {
   intake: RecordingIntake;
 }
 
+/** The reply target as the manager builds it (`channel-manager.ts`), `platformData` included. */
 function targetOf(message: InboundMessage): ReplyTarget {
-  return { chatId: message.chatId, topicId: message.topicId, isPrivateChat: message.isPrivateChat, replyTo: message.replyTo };
+  return {
+    chatId: message.chatId,
+    topicId: message.topicId,
+    isPrivateChat: message.isPrivateChat,
+    replyTo: message.replyTo,
+    ...(message.platformData === undefined ? {} : { platformData: message.platformData }),
+  };
 }
 
 /** Text with no whitespace and no repeating period, so a misplaced or reordered chunk shows. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PLATFORM_SDKS = ['grammy', '@grammyjs/', '@slack/', 'discord.js', '@discordjs/', '@larksuiteoapi/', 'dingtalk-stream', '@octokit/'];
+const PLATFORM_SDKS = ['grammy', '@grammyjs/', '@slack/', 'discord.js', '@discordjs/', '@larksuiteoapi/', 'dingtalk-stream', '@wecom/', '@octokit/'];
 /** Entry points that wire everything: the server and the account CLI. */
 const COMPOSITION_ROOTS = new Set(['src/main.ts', 'src/cli.ts']);
 

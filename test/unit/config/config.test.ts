@@ -240,9 +240,9 @@ describe('parseConfig', () => {
   });
 
   it('warns about platform blocks this build does not support', () => {
-    const path = writeConfig('channels:\n  wecom: { enabled: true }\n  telegrm: { enabled: true }\n');
+    const path = writeConfig('channels:\n  buzz: { enabled: true }\n  telegrm: { enabled: true }\n');
     expect(loadConfig({ path, env: {}, platforms }).warnings).toEqual([
-      'channels.wecom: this build does not support wecom; the block is ignored',
+      'channels.buzz: this build does not support buzz; the block is ignored',
       'channels.telegrm: unknown channel; ignored',
     ]);
   });
@@ -257,6 +257,7 @@ describe('deploy/config.yaml, the container image\'s configuration', () => {
     feishu: { FEISHU_APP_ID: 'cli_1', FEISHU_APP_SECRET: 's-1' },
     dingtalk: { DINGTALK_CLIENT_ID: 'c-1', DINGTALK_CLIENT_SECRET: 's-1' },
     wechat: { WECHAT_BOT_TOKEN: 'w-1' },
+    wecom: { WECOM_BOT_ID: 'aib-1', WECOM_BOT_SECRET: 's-1' },
     github: { GITHUB_WEBHOOK_SECRET: 'whsec-0123456789', GITHUB_APP_ID: '123', GITHUB_APP_PRIVATE_KEY: PEM_KEY },
   } as const;
   const enabledPlatforms = (config: ReturnType<typeof loadConfig>['config']) =>

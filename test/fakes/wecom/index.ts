@@ -1,0 +1,3 @@
+export * from './chat.js';
+export * from './server.js';
+export * from './display.js';
