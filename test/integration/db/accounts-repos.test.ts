@@ -369,6 +369,8 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
       const owner = await newUserId();
       const a = await connections.bind({ ownerUserId: owner, identity: identity() });
       const b = await connections.bind({ ownerUserId: owner, identity: identity({ provider: 'slack' }) });
+      // PGlite's now() counts whole milliseconds: the disconnect must come in a later one to be newer.
+      await clockPast(b.connection.updatedAt.getTime());
       await connections.disconnect(a.connection.id, owner);
       const listed = await connections.listForOwner(owner);
       expect(listed.map((c) => [c.id, c.status])).toEqual([
@@ -453,3 +455,8 @@ describe.each(testDatabaseKinds())('account repositories on %s', (kind) => {
     });
   });
 });
+
+/** Resolves once the clock has passed `ms` (checked between event-loop turns, not slept). */
+async function clockPast(ms: number): Promise<void> {
+  while (Date.now() <= ms) await new Promise((resolve) => setImmediate(resolve));
+}
