@@ -20,6 +20,8 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { method: 'GET', template: '/chat.css', isPublic: true },
   // The console's pages: each module in src/gateway/console/pages/ is a page and its script.
   { method: 'GET', template: '/console/shared.js', isPublic: true },
+  { method: 'GET', template: '/console/markdown.js', isPublic: true },
+  { method: 'GET', template: '/console/marked.js', isPublic: true },
   { method: 'GET', template: '/console/health', isPublic: true },
   { method: 'GET', template: '/console/pages/health.js', isPublic: true },
   { method: 'GET', template: '/console/charts', isPublic: true },

@@ -23,6 +23,9 @@ let server: ServerProcess | undefined;
 // Pages are closed and checked after each test, so none is left for the next file of this worker.
 const browser = useConsoleBrowser(() => server?.url ?? '');
 
+/** An answer with each construct the page renders, and HTML and a script link that it must not. */
+const MARKDOWN_ANSWER = 'This is **bold**, <b>raw</b> &amp; [docs](https://example.com/a?b=1&c=2) with `a && b`, and [javascript:alert(1)](javascript:alert(1)).\n\n- one\n- two\n\n```sh\necho "<done>"\n```';
+
 /** The texts of the agent's messages on the page, in order. */
 async function agentTexts(page: Page): Promise<string[]> {
   return page.locator('.message.agent .text').allTextContents();
@@ -56,6 +59,8 @@ memory: { enabled: false }
     });
     model.respond = async (request): Promise<FakeReply> => {
       const asked = lastUserText(request.messages);
+      // Before the tool check: the history holds the summary's tool calls from then on.
+      if (asked.includes('format it')) return { text: MARKDOWN_ANSWER };
       if (request.messages.some((m) => m.role === 'tool')) return { text: 'Here is the summary.' };
       if (asked.includes('summarise')) {
         return {
@@ -98,9 +103,21 @@ memory: { enabled: false }
     const upload = JSON.stringify(model.requests.find((r) => JSON.stringify(r.messages).includes('summarise the file'))?.messages);
     expect(upload).toContain('notes.txt');
 
+    // The agent's Markdown is rendered; the HTML in it shows as written, and only a web link is a link.
+    await page.getByLabel('Message').fill('format it');
+    await page.getByLabel('Message').press('Enter');
+    const answer = page.locator('.message.agent').filter({ hasText: 'a && b' });
+    await answer.waitFor(SHOWN);
+    expect(await answer.locator('strong').allTextContents()).toEqual(['bold']);
+    expect(await answer.locator('code').allTextContents()).toEqual(['a && b', 'echo "<done>"']);
+    expect(await answer.locator('li').allTextContents()).toEqual(['one', 'two']);
+    expect(await answer.locator('a').evaluateAll((links) => links.map((a) => [a.textContent, a.getAttribute('href')]))).toEqual([['docs', 'https://example.com/a?b=1&c=2']]);
+    expect(await answer.locator('b, script').count()).toBe(0);
+    expect(await answer.locator('p').first().textContent()).toBe('This is bold, <b>raw</b> &amp; docs with a && b, and javascript:alert(1) (javascript:alert(1)).');
+
     // A reload shows the same conversation, from the server.
     await page.reload();
-    await expect.poll(async () => (await page.locator('.message').count()) >= 5, SHOWN).toBe(true);
+    await expect.poll(async () => (await page.locator('.message').count()) >= 7, SHOWN).toBe(true);
     expect(await page.locator('.message.person .text').first().textContent()).toBe('Hello <b>agent</b> & friends');
     if (SCREENSHOTS) {
       mkdirSync(SCREENSHOTS, { recursive: true });

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { and, desc, eq, sql } from 'drizzle-orm';
+import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { type Database, FOREIGN_KEY_VIOLATION, sqlState } from '../../db/index.js';
 import {
@@ -176,7 +176,8 @@ export class GoalStore {
     try {
       return await this.db.transaction(async (tx) => {
         await tx.insert(goalEvaluations).values({
-          id: randomUUID(),
+          // Time-ordered: verdicts recorded within one millisecond (PGlite's now() counts whole ones) still list newest first.
+          id: uuidv7(),
           threadId,
           runId: input.runId ?? null,
           objective,

@@ -1,8 +1,11 @@
 /**
  * The web chat (docs/console.md, channels/web/README.md): a person's conversations with the agent,
  * the reply streaming in as the model writes it, files both ways. Plain DOM, nothing loaded from
- * elsewhere; text from the server always goes in through `textContent`, never as HTML.
+ * elsewhere; text from the server always goes in through `textContent` or as text nodes, never
+ * as HTML. The agent's answers are Markdown, shown rendered (`markdown.js`); a person's messages
+ * show as typed.
  */
+import { showMarkdown } from '/console/markdown.js';
 
 /** Shared with the console: signing in on either page signs in on both, for this tab only. */
 const KEY_STORAGE = 'deerflow.console.apiKey';
@@ -200,7 +203,7 @@ function showMessage(message) {
   entry.isFinal = message.is_final;
   entry.item.className = `message ${message.author}${message.is_final ? '' : ' writing'}`;
   entry.item.setAttribute('aria-busy', String(!message.is_final));
-  entry.text.textContent = message.text;
+  showText(entry.text, message.author, message.text);
   entry.text.hidden = message.text === '';
   if (message.files.length > 0 && !entry.item.querySelector('.files')) entry.item.append(fileList(message.files));
   scrollToEnd();
@@ -210,8 +213,14 @@ function showPartial({ message_id: id, text }) {
   const entry = state.shown.get(id);
   if (!entry || entry.isFinal) return;
   entry.item.classList.remove('writing');
-  entry.text.textContent = text;
+  showText(entry.text, 'agent', text);
   scrollToEnd();
+}
+
+/** The agent writes Markdown; what a person wrote shows exactly as typed. */
+function showText(element, author, text) {
+  if (author === 'agent') showMarkdown(element, text);
+  else element.textContent = text;
 }
 
 function scrollToEnd() {

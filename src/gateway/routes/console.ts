@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CONSOLE_DIR } from '../../paths.js';
 import { PUBLIC_ROUTE } from '../auth.js';
@@ -17,7 +18,11 @@ const CONSOLE_FILES = [
   { route: '/chat.js', file: 'chat.js', contentType: 'text/javascript; charset=utf-8' },
   { route: '/chat.css', file: 'chat.css', contentType: 'text/css; charset=utf-8' },
   { route: '/console/shared.js', file: 'shared.js', contentType: 'text/javascript; charset=utf-8' },
+  { route: '/console/markdown.js', file: 'markdown.js', contentType: 'text/javascript; charset=utf-8' },
 ] as const;
+
+/** marked's browser module, the release the adapters render with: the chat page reads the agent's Markdown with it. */
+const MARKED_MODULE = fileURLToPath(import.meta.resolve('marked'));
 
 /** A page module's name: `pages/<name>.js`, served at `/console/<name>`. Anything else in the folder is not served. */
 const PAGE_MODULE = /^([a-z][a-z-]{0,39})\.js$/;
@@ -74,7 +79,12 @@ const SECURITY_HEADERS = {
  * @throws the file system's error when a console file cannot be read.
  */
 export const consoleRoutes: ZodPluginAsync = async (app) => {
-  const files = await Promise.all(CONSOLE_FILES.map(async ({ route, file, contentType }) => ({ route, contentType, body: await readFile(join(CONSOLE_DIR, file), 'utf8') })));
+  const files: { route: string; contentType: string; body: string }[] = await Promise.all(
+    CONSOLE_FILES.map(async ({ route, file, contentType }) => ({ route, contentType, body: await readFile(join(CONSOLE_DIR, file), 'utf8') })),
+  );
+  // Without its source-map comment: the map is not served.
+  const marked = (await readFile(MARKED_MODULE, 'utf8')).replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+  files.push({ route: '/console/marked.js', contentType: 'text/javascript; charset=utf-8', body: marked });
   for (const { route, body, contentType } of [...files, ...(await pageFiles())]) {
     // A string with a non-JSON content type goes out as is; the serializer never sees it.
     app.get(route, { config: PUBLIC_ROUTE, schema: { response: { 200: z.string().describe(route) } } }, async (_request, reply) =>
