@@ -1,5 +1,5 @@
 import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
-import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
+import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, markdownRule, markdownTable, quoteLines } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown in the dialect of a card's markdown element (card JSON 2.0,
@@ -22,12 +22,8 @@ export const FEISHU_CARD_DIALECT: MarkdownDialect = {
   blockquote: quoteLines,
   // Nested lists indent four spaces a level, the indentation Feishu's own examples use.
   listItem: (content, item) => markdownListItem(content, item),
-  table: (table) => {
-    const row = (cells: { written: string }[]) => `| ${cells.map((cell) => cell.written).join(' | ')} |`;
-    return [row(table.header), `|${table.header.map(() => '---').join('|')}|`, ...table.rows.map(row)].join('\n');
-  },
-  // `***`, not `---`: after a line of text `---` would make it a heading.
-  rule: () => '***',
+  table: markdownTable,
+  rule: markdownRule,
 };
 
 /** Characters that can start Markdown anywhere in a line, or an HTML tag or reference. */

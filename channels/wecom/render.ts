@@ -1,5 +1,5 @@
 import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
-import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
+import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, markdownRule, markdownTable, quoteLines } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown in WeCom's markdown (stream `content` and `markdown` messages), once, with
@@ -23,12 +23,8 @@ export const WECOM_MARKDOWN_DIALECT: MarkdownDialect = {
   codeBlock: (code, language) => fencedCodeBlock(code, fenceLanguage(language)),
   blockquote: quoteLines,
   listItem: (content, item) => markdownListItem(content, item),
-  table: (table) => {
-    const row = (cells: { written: string }[]) => `| ${cells.map((cell) => cell.written).join(' | ')} |`;
-    return [row(table.header), `|${table.header.map(() => '---').join('|')}|`, ...table.rows.map(row)].join('\n');
-  },
-  // `***`, not `---`: after a line of text `---` would make it a heading.
-  rule: () => '***',
+  table: markdownTable,
+  rule: markdownRule,
 };
 
 /** `text` as WeCom markdown that shows exactly `text`. */

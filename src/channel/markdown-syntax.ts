@@ -1,4 +1,4 @@
-import type { ListItemPosition } from './markdown.js';
+import type { ListItemPosition, MarkdownTable } from './markdown.js';
 
 /**
  * Pieces for the dialects whose platform reads Markdown itself (Discord, Feishu's card markdown,
@@ -51,4 +51,15 @@ export function markdownListItem(content: string, item: ListItemPosition, indent
 /** A link target with the characters that would end it early (space, angle brackets, parentheses) percent-encoded. */
 export function linkTarget(url: string): string {
   return url.replace(/[\s<>()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+/** A GFM pipe table of the written cells, for platforms that draw tables. */
+export function markdownTable(table: MarkdownTable): string {
+  const row = (cells: { written: string }[]) => `| ${cells.map((cell) => cell.written).join(' | ')} |`;
+  return [row(table.header), `|${table.header.map(() => '---').join('|')}|`, ...table.rows.map(row)].join('\n');
+}
+
+/** A thematic break as `***`: after a line of text, `---` would make that line a heading instead. */
+export function markdownRule(): string {
+  return '***';
 }
