@@ -95,7 +95,8 @@ export const PLAIN_TEXT_DIALECT: MarkdownDialect = {
   emphasis: (inner) => inner,
   strike: (inner) => inner,
   inlineCode: (code) => code,
-  link: (label, url) => (label === url ? url : `${label} (${url})`),
+  // An autolink (a bare url or e-mail address in the text) shows once, as written.
+  link: (label, url) => (label === url || url === `mailto:${label}` ? label : `${label} (${url})`),
   codeBlock: (code) => code,
 };
 

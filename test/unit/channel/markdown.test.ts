@@ -85,5 +85,6 @@ describe('alignedTable', () => {
 describe('PLAIN_TEXT_DIALECT', () => {
   it('shows a link as its label and its url, and an autolink once', () => {
     expect(renderMarkdown('[docs](https://d.test) or https://d.test', PLAIN_TEXT_DIALECT)).toBe('docs (https://d.test) or https://d.test');
+    expect(renderMarkdown('write to ana@example.com', PLAIN_TEXT_DIALECT)).toBe('write to ana@example.com');
   });
 });
