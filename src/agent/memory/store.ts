@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { and, desc, eq, getTableColumns, inArray, notInArray, sql } from 'drizzle-orm';
+import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../../db/index.js';
 import { ReadCache } from '../../db/read-cache.js';
 import { memoryFacts, memoryProfiles } from '../../db/schema/index.js';
@@ -63,7 +63,7 @@ export class MemoryStore {
       .from(sql`(values (1)) as ${sql.identifier('one')}(${sql.identifier('row')})`)
       .leftJoin(memoryProfiles, eq(memoryProfiles.userId, userId))
       .leftJoin(memoryFacts, eq(memoryFacts.userId, userId))
-      .orderBy(desc(memoryFacts.createdAt), desc(memoryFacts.confidence), memoryFacts.id);
+      .orderBy(desc(memoryFacts.createdAt), desc(memoryFacts.confidence), desc(memoryFacts.id));
     return {
       summaries: { ...EMPTY_SUMMARIES, ...rows[0]?.summaries },
       facts: rows.flatMap(({ fact }): MemoryFact[] =>
@@ -153,7 +153,8 @@ export class MemoryStore {
           ? []
           : await tx
               .insert(memoryFacts)
-              .values(newFacts.map((fact) => ({ id: randomUUID(), userId, ...fact, source: options.source, createdAt: options.now })))
+              // Time-ordered ids break ties newest first: facts learnt within one millisecond keep their order.
+              .values(newFacts.map((fact) => ({ id: uuidv7(), userId, ...fact, source: options.source, createdAt: options.now })))
               .onConflictDoNothing({ target: [memoryFacts.userId, memoryFacts.content] })
               .returning({ id: memoryFacts.id });
 
@@ -161,7 +162,7 @@ export class MemoryStore {
         .select({ id: memoryFacts.id })
         .from(memoryFacts)
         .where(eq(memoryFacts.userId, userId))
-        .orderBy(desc(memoryFacts.confidence), desc(memoryFacts.createdAt), memoryFacts.id)
+        .orderBy(desc(memoryFacts.confidence), desc(memoryFacts.createdAt), desc(memoryFacts.id))
         .limit(options.maxFacts);
       const evicted = await tx
         .delete(memoryFacts)

@@ -3,6 +3,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { StreamMode } from '@langchain/langgraph';
+import { v7 as uuidv7 } from 'uuid';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { type AgentSettings, loadAgentSettings } from '../../agent/agent-settings.js';
@@ -342,7 +343,8 @@ class EmbeddedRuntime implements AgentRuntime {
     const soul = await this.soulFor(request);
     const agentSettings = await this.agentSettingsFor(request);
     const row = await this.store.admitRun({
-      id: randomUUID(),
+      // Time-ordered: runs listed newest first stay in order within one millisecond (PGlite's now() counts whole ones).
+      id: uuidv7(),
       threadId,
       assistantId: request.assistant_id,
       metadata: request.metadata ?? {},
