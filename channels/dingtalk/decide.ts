@@ -1,15 +1,10 @@
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import { type ParsedRobotMessage, stripLeadingMentions } from './parse.js';
 
-export interface DecideContext {
-  /** `allowed_users`; empty = everyone. */
-  allowedUsers: ReadonlySet<string>;
-  commandNames: ReadonlySet<string>;
-  /** `channel_connections` is on for DingTalk: `/connect <code>` binds. */
-  canBind: boolean;
-}
+/** DingTalk decides by the admission rules alone. */
+export type DecideContext = AdmissionRules;
 
 /** `platformData` of a group message that quotes another: the quoted message's id (see `ingress.ts` `place`). */
 export const QUOTED_MESSAGE_ID = 'quotedMessageId';

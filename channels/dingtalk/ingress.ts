@@ -1,5 +1,5 @@
 import type { DWClientDownStream } from 'dingtalk-stream';
-import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
@@ -46,11 +46,7 @@ export class DingTalkIngress {
   private notRunningReason = 'not started';
 
   constructor(private readonly options: DingTalkIngressOptions) {
-    this.context = {
-      allowedUsers: new Set(options.allowedUsers),
-      commandNames: new Set(options.deps.commands.map((c) => c.name)),
-      canBind: options.deps.binder !== undefined,
-    };
+    this.context = admissionRules(options.deps, options.allowedUsers);
     this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.logger);
     this.runner = new IngressRunner(options.logger);
     this.connection = new StreamConnection({

@@ -59,12 +59,12 @@ export function createDiscordChannel(config: DiscordConfig, deps: ChannelDeps): 
     threads: new ThreadMap(deps.state, api, logger),
     typing,
     deps: { ...deps, logger },
+    allowedUsers: config.allowed_users,
     routing: {
       mentionOnly: config.mention_only,
       threadMode: config.thread_mode,
       allowedGuilds: new Set(config.allowed_guilds),
       allowedChannels: new Set(config.allowed_channels),
-      allowedUsers: new Set(config.allowed_users),
     },
   });
   return {

@@ -1,6 +1,6 @@
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import { type IngressDecision, NOT_ALLOWED, type PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, type IngressDecision, NOT_ALLOWED, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import type { ChatBindRequest, InboundFile } from '../../src/channel/types.js';
 import { DM_WORKSPACE_ID, mentionsUser, threadNameFor } from './ids.js';
 import { type MentionNames, readableText } from './inbound-text.js';
@@ -27,16 +27,13 @@ export interface MessageFacts {
   files: InboundFile[];
 }
 
-export interface DecideContext {
+export interface DecideContext extends AdmissionRules {
   botUserId: string;
   mentionOnly: boolean;
   threadMode: boolean;
-  /** Each empty set means "no restriction" (see `config.ts`). */
+  /** Each empty set means "no restriction" (see `config.ts`), as for `allowedUsers`. */
   allowedGuilds: ReadonlySet<string>;
   allowedChannels: ReadonlySet<string>;
-  allowedUsers: ReadonlySet<string>;
-  commandNames: ReadonlySet<string>;
-  canBind: boolean;
   /** The message sits in a thread this bot opened (looked up before deciding). */
   isOwnThread: boolean;
 }

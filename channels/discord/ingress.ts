@@ -1,5 +1,5 @@
 import { ChannelType, type Client, Events, type Message } from 'discord.js';
-import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, type IngressOutcome, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
@@ -34,7 +34,9 @@ export interface DiscordIngressOptions {
   threads: ThreadMap;
   typing: TypingIndicators;
   deps: ChannelDeps;
-  routing: Omit<DecideContext, 'botUserId' | 'isOwnThread' | 'canBind' | 'commandNames'>;
+  /** `allowed_users`: ids allowed to talk to the bot; empty = everyone. */
+  allowedUsers: readonly string[];
+  routing: Omit<DecideContext, 'botUserId' | 'isOwnThread' | keyof AdmissionRules>;
   /** How long `start()` waits for READY and the servers; default 30000 ms. */
   startTimeoutMs?: number;
   /** How long `stop()` lets admissions and acknowledgements in flight finish; default 4000 ms. */
@@ -55,12 +57,12 @@ export class DiscordIngress {
   private readonly runner: IngressRunner;
   /** Acknowledgement reactions under way: not awaited by the admission (reactions have a tight bucket). */
   private readonly reactions = new Set<Promise<void>>();
-  private readonly commandNames: ReadonlySet<string>;
+  private readonly rules: AdmissionRules;
   /** Set while `start()` waits for READY: a gateway that closes for good fails the start. */
   private gatewayClosed: ((error: Error) => void) | undefined;
 
   constructor(private readonly options: DiscordIngressOptions) {
-    this.commandNames = new Set(options.deps.commands.map((command) => command.name));
+    this.rules = admissionRules(options.deps, options.allowedUsers);
     this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.deps.logger);
     this.runner = new IngressRunner(options.deps.logger);
   }
@@ -188,17 +190,11 @@ export class DiscordIngress {
   }
 
   private async admit(message: Message, receivedAt: number): Promise<IngressOutcome> {
-    const { deps, threads } = this.options;
+    const { threads } = this.options;
     const botUserId = this.client?.user?.id ?? '';
     const facts = factsOf(message, botUserId);
     const isOwnThread = facts.thread === undefined ? false : await threads.isOwnThread(facts.thread.id);
-    const decision = decideMessage(facts, {
-      ...this.options.routing,
-      botUserId,
-      isOwnThread,
-      canBind: deps.binder !== undefined,
-      commandNames: this.commandNames,
-    });
+    const decision = decideMessage(facts, { ...this.options.routing, ...this.rules, botUserId, isOwnThread });
     return this.pipeline.admit(decision, receivedAt);
   }
 

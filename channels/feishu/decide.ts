@@ -1,20 +1,15 @@
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import type { InboundFile } from '../../src/channel/types.js';
 import { encodeFileRef } from './files.js';
 import { parseContent, stripLeadingMentions } from './parse.js';
 import { sourcePreview } from './render.js';
 import type { FeishuMessageEvent } from './schemas.js';
 
-export interface DecideContext {
-  /** `allowed_users`; empty = everyone. */
-  allowedUsers: ReadonlySet<string>;
-  commandNames: ReadonlySet<string>;
+export interface DecideContext extends AdmissionRules {
   /** The bot's open_id, once `start()` learned it: its own messages and mentions. */
   botOpenId: string | undefined;
-  /** `channel_connections` is on for Feishu: `/connect <code>` binds. */
-  canBind: boolean;
 }
 
 /**

@@ -1,5 +1,5 @@
 import * as lark from '@larksuiteoapi/node-sdk';
-import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
@@ -49,16 +49,14 @@ export class FeishuIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
   private ws: lark.WSClient | undefined;
   private botOpenId: string | undefined;
-  private readonly allowedUsers: ReadonlySet<string>;
-  private readonly commandNames: ReadonlySet<string>;
+  private readonly rules: AdmissionRules;
   private readonly logger: Logger;
   private readonly pipeline: IngressPipeline;
   private readonly runner: IngressRunner;
   private readonly fileBatches = new FileBatches((merged, receivedAt) => this.admitBatch(merged, receivedAt));
 
   constructor(private readonly options: FeishuIngressOptions) {
-    this.allowedUsers = new Set(options.allowedUsers);
-    this.commandNames = new Set(options.deps.commands.map((command) => command.name));
+    this.rules = admissionRules(options.deps, options.allowedUsers);
     this.logger = options.deps.logger;
     this.pipeline = new IngressPipeline(this.adapter(), options.deps, this.logger);
     this.runner = new IngressRunner(this.logger);
@@ -173,12 +171,7 @@ export class FeishuIngress {
   }
 
   private receive(event: FeishuMessageEvent, receivedAt: number): void {
-    const decision = decideMessage(event, {
-      allowedUsers: this.allowedUsers,
-      commandNames: this.commandNames,
-      botOpenId: this.botOpenId,
-      canBind: this.options.deps.binder !== undefined,
-    });
+    const decision = decideMessage(event, { ...this.rules, botOpenId: this.botOpenId });
     if (decision.kind === 'forward' && isLoneFile(decision.message)) {
       // Outside the chat's order: the person's next files must join this one while it waits. Its
       // batch takes its place in the chat's order when it closes; the runner still sees it for stop().

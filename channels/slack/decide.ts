@@ -1,20 +1,15 @@
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import type { InboundFile } from '../../src/channel/types.js';
 import type { SlackMessageEvent } from './events.js';
 import { decodeInboundText } from './inbound-text.js';
 
-export interface DecideContext {
+export interface DecideContext extends AdmissionRules {
   /** Our bot's member id (`auth.test` `user_id`). */
   botUserId: string;
   /** The workspace (team) the event came from. */
   teamId: string;
-  /** Empty allows everyone. */
-  allowedUsers: ReadonlySet<string>;
-  commandNames: ReadonlySet<string>;
-  /** `/connect <code>` binds the sender (reference §5.3); false when binding is not configured. */
-  canBind: boolean;
   /** Our bot's name, shown for a mention of it that does not lead the message. */
   botName?: string;
   /** Display names of members the text mentions without a label (`SlackNameCache`), by id. */

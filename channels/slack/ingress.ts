@@ -1,7 +1,7 @@
 import { App, type Receiver, SocketModeReceiver, type webApi } from '@slack/bolt';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
-import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import type { ChannelDeps, ChannelStatus } from '../../src/channel/types.js';
@@ -54,8 +54,7 @@ export class SlackIngress {
   private state: ChannelStatus = { running: false, reason: 'not started' };
   private app: App | undefined;
   private identity: { teamId: string; botUserId: string; botName: string | undefined } | undefined;
-  private readonly allowedUsers: ReadonlySet<string>;
-  private readonly commandNames: ReadonlySet<string>;
+  private readonly rules: AdmissionRules;
   private readonly logger: Logger;
   private readonly pipeline: IngressPipeline;
   private readonly runner: IngressRunner;
@@ -65,8 +64,7 @@ export class SlackIngress {
   constructor(private readonly options: SlackIngressOptions) {
     this.userNames = new SlackNameCache({ lookup: (userId) => options.api.userName(userId), now: options.deps.now });
     this.channelNames = new SlackNameCache({ lookup: (channelId) => options.api.channelName(channelId), now: options.deps.now });
-    this.allowedUsers = new Set(options.allowedUsers);
-    this.commandNames = new Set(options.deps.commands.map((command) => command.name));
+    this.rules = admissionRules(options.deps, options.allowedUsers);
     this.logger = options.deps.logger;
     this.pipeline = new IngressPipeline(this.adapter(), options.deps, this.logger);
     this.runner = new IngressRunner(this.logger);
@@ -241,9 +239,7 @@ export class SlackIngress {
     const context: DecideContext = {
       botUserId: identity.botUserId,
       teamId,
-      allowedUsers: this.allowedUsers,
-      commandNames: this.commandNames,
-      canBind: this.options.deps.binder !== undefined,
+      ...this.rules,
       ...(identity.botName === undefined ? {} : { botName: identity.botName }),
     };
     const decision = decideEvent(event, context);

@@ -1,6 +1,6 @@
 import type { Message, User } from 'grammy/types';
 import { classifyText } from '../../src/channel/commands.js';
-import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import type { ChatBindRequest } from '../../src/channel/types.js';
 import { normalizeCommand, parseStartCommand } from './commands.js';
 import { isPrivateChatType, topicIdFor } from './ids.js';
@@ -13,13 +13,9 @@ export const TELEGRAM_REPLIES = {
   welcome: 'Welcome to DeerFlow! Send me a message to start a conversation.\nType /help for available commands.',
 } as const;
 
-export interface DecideContext {
+/** `canBind`: `/start <code>` binds the sender (reference §5.3). */
+export interface DecideContext extends AdmissionRules<number> {
   botUsername: string;
-  /** Empty allows everyone. */
-  allowedUsers: ReadonlySet<number>;
-  commandNames: ReadonlySet<string>;
-  /** `/start <code>` binds the sender (reference §5.3); false when binding is not configured. */
-  canBind: boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Bot } from 'grammy';
 import type { Message } from 'grammy/types';
-import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
@@ -8,7 +8,7 @@ import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus } from '../../src/channel/types.js';
 import { ChannelError, describeError } from '../../src/errors.js';
 import { settledWithin, sleep } from '../../src/time.js';
-import { type DecideContext, decideMessage, TELEGRAM_REPLIES } from './decide.js';
+import { decideMessage, TELEGRAM_REPLIES } from './decide.js';
 import { sendTelegramText } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
 import { telegramMessageSchema } from './schemas.js';
@@ -49,7 +49,7 @@ export class TelegramIngress {
   private polling: Promise<void> | undefined;
   private startAbort: AbortController | undefined;
   private isStopping = false;
-  private readonly context: Omit<DecideContext, 'botUsername'>;
+  private readonly rules: AdmissionRules<number>;
   private readonly pipeline: IngressPipeline;
   private readonly runner: IngressRunner;
   /** The first update the intake refused since the last poll: the next poll asks from it again. */
@@ -60,11 +60,7 @@ export class TelegramIngress {
   private readonly refusedChats = new Set<string>();
 
   constructor(private readonly options: TelegramIngressOptions) {
-    this.context = {
-      allowedUsers: new Set(options.allowedUsers),
-      commandNames: new Set(options.deps.commands.map((command) => command.name)),
-      canBind: options.deps.binder !== undefined,
-    };
+    this.rules = admissionRules(options.deps, options.allowedUsers);
     this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.deps.logger);
     this.runner = new IngressRunner(options.deps.logger);
     const { bot, deps } = options;
@@ -204,7 +200,7 @@ export class TelegramIngress {
     this.takenUpdateIds.add(updateId);
     if (this.takenUpdateIds.size > TAKEN_UPDATES_KEPT) this.takenUpdateIds.delete(this.takenUpdateIds.values().next().value as number);
     const receivedAt = this.options.deps.now();
-    const decision = decideMessage(message, { ...this.context, botUsername: this.options.bot.botInfo.username });
+    const decision = decideMessage(message, { ...this.rules, botUsername: this.options.bot.botInfo.username });
     const chatId = String(message.chat.id);
     void this.runner.run(chatId, async () => {
       if (decision.kind !== 'forward') {

@@ -1,17 +1,12 @@
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import type { InboundFile } from '../../src/channel/types.js';
 import { inboundFileOf } from './inbound-files.js';
 import { ITEM_TYPE, MESSAGE_TYPE, type WeChatMessage } from './schemas.js';
 
-export interface DecideContext {
-  /** `allowed_users`; empty = everyone. */
-  allowedUsers: ReadonlySet<string>;
-  commandNames: ReadonlySet<string>;
-  /** `channel_connections` is on for WeChat: `/connect <code>` binds. */
-  canBind: boolean;
-}
+/** WeChat decides by the admission rules alone. */
+export type DecideContext = AdmissionRules;
 
 /** `platformData` key of the message's `context_token`: every reply must echo it. */
 export const CONTEXT_TOKEN = 'contextToken';

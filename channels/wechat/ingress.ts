@@ -1,4 +1,4 @@
-import type { PendingInbound } from '../../src/channel/ingress/decision.js';
+import { admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline, type IngressOutcome } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
@@ -63,11 +63,7 @@ export class WeChatIngress {
   private readonly runner: IngressRunner;
 
   constructor(private readonly options: WeChatIngressOptions) {
-    this.context = {
-      allowedUsers: new Set(options.allowedUsers),
-      commandNames: new Set(options.deps.commands.map((command) => command.name)),
-      canBind: options.deps.binder !== undefined,
-    };
+    this.context = admissionRules(options.deps, options.allowedUsers);
     this.nextTimeoutMs = options.pollingTimeoutMs;
     this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.logger);
     this.runner = new IngressRunner(options.logger);

@@ -1,16 +1,11 @@
 import { classifyText } from '../../src/channel/commands.js';
 import { parseConnectCommand } from '../../src/channel/connect.js';
-import { type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
+import { type AdmissionRules, type IngressDecision, NOT_ALLOWED } from '../../src/channel/ingress/decision.js';
 import type { ReplyTarget } from '../../src/channel/types.js';
 import { type ParsedMessage, stripLeadingMentions } from './parse.js';
 
-export interface DecideContext {
-  /** `allowed_users`; empty = everyone. */
-  allowedUsers: ReadonlySet<string>;
-  commandNames: ReadonlySet<string>;
-  /** `channel_connections` is on for WeCom: `/connect <code>` binds. */
-  canBind: boolean;
-}
+/** WeCom decides by the admission rules alone. */
+export type DecideContext = AdmissionRules;
 
 /** `platformData` key of the callback's `req_id`: the stream reply (and every passive reply) names it. */
 export const REQ_ID = 'reqId';

@@ -1,4 +1,5 @@
 import type { WsFrame } from '@wecom/aibot-node-sdk';
+import { admissionRules } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
@@ -35,11 +36,7 @@ export class WeComIngress {
   private notRunningReason = 'not started';
 
   constructor(private readonly options: WeComIngressOptions) {
-    this.context = {
-      allowedUsers: new Set(options.allowedUsers),
-      commandNames: new Set(options.deps.commands.map((c) => c.name)),
-      canBind: options.deps.binder !== undefined,
-    };
+    this.context = admissionRules(options.deps, options.allowedUsers);
     this.pipeline = new IngressPipeline(this.adapter(), options.deps, options.logger);
     this.runner = new IngressRunner(options.logger);
   }
