@@ -4,7 +4,7 @@ import type { ListItemPosition, MarkdownTable } from './markdown.js';
  * Pieces for the dialects whose platform reads Markdown itself (Discord, Feishu's card markdown,
  * DingTalk, Slack's `markdown_text`): the CommonMark rules for writing code, quotes, list items
  * and link targets so that they read back as written. Each platform's dialect adds its own
- * escaping of prose and its own exceptions.
+ * escaping of prose and its own exceptions. Also {@link literalMarkdown}, for core's own texts.
  */
 
 /** Runs of backticks in `code`, longest first; `atLineStart` counts only those that begin a line (the ones that can close a fence). */
@@ -62,4 +62,33 @@ export function markdownTable(table: MarkdownTable): string {
 /** A thematic break as `***`: after a line of text, `---` would make that line a heading instead. */
 export function markdownRule(): string {
   return '***';
+}
+
+/** Characters that open or close inline markup wherever they stand (a pipe: a table's cells). */
+const INLINE_MARKUP = /[\\`*_~[\]<|]/g;
+/** What makes a line a heading, a quote, a list item, a rule or a heading's underline, at its start. */
+const LINE_START_MARKUP = /^( {0,3})([#>+=-])/gm;
+/** `1.` or `1)` at a line's start: an ordered list item. */
+const LINE_START_NUMBER = /^( {0,3}\d{1,9})([.)])/gm;
+/** What marked links by itself (GFM autolinks): left as written, since an escape inside would become part of the address. */
+const AUTOLINKED = /\b(?:(?:https?|ftp):\/\/|www\.)[^\s<]*/g;
+
+/**
+ * `text` as Markdown that shows exactly `text`: what core quotes in its own Markdown texts (a
+ * goal, a memory fact, a schedule's task, an agent's name) is somebody's words, not markup, so
+ * `snake_case_name` or `**` shows as typed (issue #20). Backslash escapes, which every Markdown
+ * reader takes back out; web addresses stay as written, for the platforms that link them.
+ */
+export function literalMarkdown(text: string): string {
+  let out = '';
+  let at = 0;
+  for (const address of text.matchAll(AUTOLINKED)) {
+    out += escapeMarkup(text.slice(at, address.index)) + address[0];
+    at = address.index + address[0].length;
+  }
+  return (out + escapeMarkup(text.slice(at))).replace(LINE_START_MARKUP, '$1\\$2').replace(LINE_START_NUMBER, '$1\\$2');
+}
+
+function escapeMarkup(text: string): string {
+  return text.replace(INLINE_MARKUP, '\\$&');
 }

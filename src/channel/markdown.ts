@@ -95,8 +95,8 @@ export const PLAIN_TEXT_DIALECT: MarkdownDialect = {
   emphasis: (inner) => inner,
   strike: (inner) => inner,
   inlineCode: (code) => code,
-  // An autolink (a bare url or e-mail address in the text) shows once, as written.
-  link: (label, url) => (label === url || url === `mailto:${label}` ? label : `${label} (${url})`),
+  // An autolink (a bare url, `www.` address or e-mail address in the text) shows once, as written.
+  link: (label, url) => (label === url || url === `mailto:${label}` || url === `http://${label}` ? label : `${label} (${url})`),
   codeBlock: (code) => code,
 };
 

@@ -1,9 +1,14 @@
 import type { HelperProgress } from '../agent/subagents/progress.js';
+import { codeSpan, literalMarkdown as quoted } from '../channel/markdown-syntax.js';
 
 /** How the helpers' status line marks each helper's state. */
 const HELPER_MARKS = { waiting: '⏸', working: '⏳', done: '✅', failed: '⚠️' } as const;
 
-/** Every text the manager shows a user, in one place (reference §4.11, §5). */
+/**
+ * Every text the manager shows a user, in one place (reference §4.11, §5). They are Markdown, as the
+ * agent's answers are; whatever they quote of somebody else (a goal, a fact, a name) goes through
+ * `quoted`, so it shows as written.
+ */
 export const MESSAGES = {
   unboundIdentity: 'Connect this channel from DeerFlow Settings, complete the in-channel connect step, then send your message again.',
   /** A chat bound to an account the operator disabled, and the gateway's 403 to its key (`docs/accounts.md`). */
@@ -25,16 +30,16 @@ export const MESSAGES = {
   streamingCursor: ' ▉',
   /** The one status line of a run's helpers (`task`), below the partial answer while it streams. */
   helpersStatus: (helpers: readonly HelperProgress[]) =>
-    `Helpers: ${helpers.map((helper) => `${HELPER_MARKS[helper.state]} ${helper.description}`).join(' · ')}`,
+    `Helpers: ${helpers.map((helper) => `${HELPER_MARKS[helper.state]} ${quoted(helper.description)}`).join(' · ')}`,
   newConversation: 'New conversation started.',
   noConversation: 'No active conversation.',
   activeThread: (threadId: string) => `Active thread: ${threadId}`,
   noModels: 'No models configured.',
-  modelList: (names: string[]) => `Available models:\n${names.map((name) => `• ${name}`).join('\n')}`,
+  modelList: (names: string[]) => `Available models:\n${names.map((name) => `• ${quoted(name)}`).join('\n')}`,
   unknownCommand: (name: string | undefined, available: string[]) =>
-    `${name === undefined ? 'Unknown command.' : `Unknown command: /${name}.`} Available commands: ${available.map((c) => `/${c}`).join(' | ')}`,
+    `${name === undefined ? 'Unknown command.' : `Unknown command: /${quoted(name)}.`} Available commands: ${available.map((c) => `/${c}`).join(' | ')}`,
   helpHeader: 'Available commands:',
-  skillDisabled: (name: string) => `Skill \`/${name}\` is installed but disabled. Enable it before using slash activation.`,
+  skillDisabled: (name: string) => `Skill ${codeSpan(`/${name}`)} is installed but disabled. Enable it before using slash activation.`,
   skillResolveFailed: 'Failed to resolve slash skill command. Please check the skill configuration.',
   attachmentUnavailable: (platform: string, name: string, reason: string) => `[${platform} attachment unavailable: ${name} (${reason})]`,
   filesNotSupported: 'files are not supported here',
@@ -46,7 +51,7 @@ export const MESSAGES = {
   memoryFetchFailed: 'Failed to fetch memory information.',
   memoryClearFailed: 'Failed to clear memory.',
   noGoal: 'No active goal.',
-  goal: (objective: string) => `Goal: ${objective}`,
+  goal: (objective: string) => `Goal: ${quoted(objective)}`,
   goalCleared: 'Goal cleared.',
   goalFetchFailed: 'Failed to fetch goal information.',
   goalClearFailed: 'Failed to clear goal.',
@@ -54,14 +59,14 @@ export const MESSAGES = {
   defaultAgentDescription: 'the default agent',
   agentList: (current: string, agents: readonly { name: string; description: string }[]) =>
     [
-      `Current agent: ${current}`,
+      `Current agent: ${quoted(current)}`,
       'Agents you can talk to:',
-      ...agents.map((agent) => `• ${agent.name}${agent.description === '' ? '' : ` — ${agent.description}`}`),
+      ...agents.map((agent) => `• ${quoted(agent.name)}${agent.description === '' ? '' : ` — ${quoted(agent.description)}`}`),
       'Switch with /agent <name>; /agent default goes back to the default.',
     ].join('\n'),
-  agentUnavailable: (name: string, available: readonly string[]) => `No agent named '${name}' is available to you. Agents you can talk to: ${available.join(', ')}.`,
+  agentUnavailable: (name: string, available: readonly string[]) => `No agent named '${quoted(name)}' is available to you. Agents you can talk to: ${available.map(quoted).join(', ')}.`,
   agentSwitched: (name: string, description: string) =>
-    `Now talking to ${name}${description === '' ? '' : ` (${description})`}. New conversation started.`,
+    `Now talking to ${quoted(name)}${description === '' ? '' : ` (${quoted(description)})`}. New conversation started.`,
   bootstrapNotAllowed: 'Only trusted users can set up agents here: the operator, users in allowed_users, or users bound to an account.',
   bootstrapUnavailable: 'Agents cannot be set up from chat on this server: the operator must set agents.dir in config.yaml to a folder the server can write to.',
 } as const;

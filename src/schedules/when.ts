@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { codeSpan, literalMarkdown as quoted } from '../channel/markdown-syntax.js';
 
 /**
  * What people type after `/schedule`, read into a schedule: the when at the start, the task after it.
@@ -9,29 +10,29 @@ import { Cron } from 'croner';
  * that happens twice runs at its first occurrence. Recurring and one-off times follow the same rule.
  */
 
-/** Every text of this module people read, in one place. Errors are shown in chat verbatim. */
+/** Every text of this module people read, in one place. Errors are shown in chat as Markdown, with what the person typed quoted. */
 export const WHEN_MESSAGES = {
   unrecognised:
     'I could not tell when to run that. Start with the when, then the task, like `every weekday 09:00 summarise the open PRs`, ' +
     '`in 2h check the deploy`, `tomorrow 8:30 send the report` or a cron expression such as `0 9 * * 1-5 summarise the open PRs`.',
   missingTask: (when: string) =>
-    `I know when (${when}) but not what to do. Add the task after the when, like \`every weekday 09:00 summarise the open PRs\`.`,
+    `I know when (${quoted(when)}) but not what to do. Add the task after the when, like \`every weekday 09:00 summarise the open PRs\`.`,
   taskTooLong: (max: number) => `That task is too long. Shorten it to at most ${max} characters.`,
   invalidCron: (expression: string, reason: string) =>
-    `\`${expression}\` is not a valid cron expression (${reason}). ` +
+    `${codeSpan(expression)} is not a valid cron expression (${reason}). ` +
     'Use five fields, minute hour day-of-month month day-of-week, like `0 9 * * 1-5`.',
   cronNeverRuns: (expression: string) =>
-    `The cron expression \`${expression}\` never matches a real date, so it would never run. ` +
+    `The cron expression ${codeSpan(expression)} never matches a real date, so it would never run. ` +
     'Check its day and month, like `0 9 1 * *` for every 1st.',
   tooOften: (limit: string, example: string) =>
     `That runs too often: here a schedule may run ${limit}. Pick a longer interval, like \`${example}\`.`,
   intervalTooLong: 'That interval is longer than a year. Pick at most 366 days, like `every 30 days`.',
-  invalidTime: (text: string) => `\`${text}\` is not a time of day. Write times like 9:30, 21:00 or 9pm.`,
+  invalidTime: (text: string) => `${codeSpan(text)} is not a time of day. Write times like 9:30, 21:00 or 9pm.`,
   timeNeeded: 'After `at`, write a time of day, like 9:30, 21:00 or 9pm.',
-  invalidDate: (text: string) => `\`${text}\` is not a date on the calendar. Write dates as YYYY-MM-DD, like 2026-12-24.`,
-  notFuture: (when: string) => `${when} is not in the future. Pick a later time, like \`in 2h\` or \`tomorrow 9:00\`.`,
+  invalidDate: (text: string) => `${codeSpan(text)} is not a date on the calendar. Write dates as YYYY-MM-DD, like 2026-12-24.`,
+  notFuture: (when: string) => `${quoted(when)} is not in the future. Pick a later time, like \`in 2h\` or \`tomorrow 9:00\`.`,
   tooFarAhead: 'That is more than 366 days ahead. Pick a time within the next year.',
-  unknownTimeZone: (name: string) => `\`${name}\` is not a time zone I know. Use an IANA name, like Europe/Berlin or UTC.`,
+  unknownTimeZone: (name: string) => `${codeSpan(name)} is not a time zone I know. Use an IANA name, like Europe/Berlin or UTC.`,
   atMostOnce: (count: number, unit: string) =>
     count === 1 ? `at most once ${unit === 'hour' ? 'an' : 'a'} ${unit}` : `at most once every ${count} ${unit}s`,
   every: (interval: string) => `every ${interval}`,

@@ -4,7 +4,8 @@ import type { ChannelAdapter, ChannelDefinition, ChatBinder, ChatBindRequest, In
 import { silentLogger } from '../../src/logger.js';
 import { testChannelDeps } from '../helpers/channel-deps.js';
 import { RecordingIntake } from '../helpers/recording-intake.js';
-import { ROUND_TRIP_CASES, type RoundTripException } from './round-trip.js';
+import { literalMarkdown } from '../../src/channel/markdown-syntax.js';
+import { QUOTED_CASES, ROUND_TRIP_CASES, type RoundTripException } from './round-trip.js';
 
 /**
  * The behaviours every platform adapter must have (DESIGN "Testing"), driven only through a
@@ -481,7 +482,7 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
 
     const exceptions = descriptor.roundTrip.exceptions ?? {};
     for (const name of Object.keys(exceptions)) {
-      if (!ROUND_TRIP_CASES.some((c) => c.name === name)) throw new Error(`round-trip exception for an unknown case: ${name}`);
+      if (![...ROUND_TRIP_CASES, ...QUOTED_CASES].some((c) => c.name === name)) throw new Error(`round-trip exception for an unknown case: ${name}`);
     }
     for (const roundTrip of ROUND_TRIP_CASES) {
       const exception = exceptions[roundTrip.name];
@@ -495,6 +496,17 @@ export function channelContract<Config>(descriptor: ChannelContractDescriptor<Co
         const links = exception?.links ?? roundTrip.links;
         if (links) expect(shown.flatMap((m) => m.links ?? [])).toEqual(links);
         expect(intake.committed).toHaveLength(1);
+        expect(platform.rateLimitViolations()).toEqual([]);
+      });
+    }
+
+    for (const quoted of QUOTED_CASES) {
+      const exception = exceptions[quoted.name];
+      const rule = exception ? ` (${exception.rule})` : '';
+      it(`${quoted.name}: core's text quoting somebody's words shows them as written${rule}`, async () => {
+        const { reply, answers, platform } = await replyingTo('quote me');
+        await reply.finish(literalMarkdown(quoted.text));
+        expect(answers().map((m) => m.shown).join('')).toBe(exception?.shown ?? quoted.text);
         expect(platform.rateLimitViolations()).toEqual([]);
       });
     }

@@ -78,6 +78,24 @@ export const ROUND_TRIP_CASES: readonly RoundTripCase[] = [
   },
 ];
 
+/**
+ * Somebody's words that core quotes in its own texts (a goal, a memory fact, a schedule's task),
+ * written with `literalMarkdown`: the chat must show each exactly as written, however much of it
+ * reads as Markdown. Names are unique across both tables, so one `exceptions` map serves both.
+ */
+export const QUOTED_CASES: readonly { name: string; text: string }[] = [
+  { name: 'quoted emphasis markers', text: 'snake_case_name, __init__, *stars*, **bold** and _under_' },
+  { name: 'quoted code and strike markers', text: '~~struck~~, `code`, ``double ` tick`` and a lone `' },
+  // Not `<https://example.com>`: GFM reads the `>` after an address as part of it, escaped or not.
+  { name: 'quoted link syntax', text: '[label](https://example.com), ![alt](x.png), <b>tag</b>, <br/> and [ref][1]' },
+  { name: 'quoted block markers', text: '# heading\n> quote\n- item\n+ item\n* item\n1. one\n2) two\n---\n===\nplain' },
+  { name: 'quoted table syntax', text: '| a | b |\n|---|---|\n| 1 | 2 |' },
+  { name: 'quoted backslashes', text: 'C:\\path\\to\\file, a\\*b, \\_ and a trailing backslash\\' },
+  { name: 'quoted web addresses', text: 'see https://example.com/a_b_c?q=*x*&r=1 and www.example.com/~user/__x__ then **this**' },
+  { name: 'quoted entities', text: '&amp; &lt;3 &#39; stay as typed' },
+  { name: 'quoted scripts', text: '你好 *世界* 🚀 _مرحبا_' },
+];
+
 /** What a platform shows instead of a case's `shown`, and the platform's rule that makes it so. */
 export interface RoundTripException {
   /** What the intake receives instead of `typed`, when the platform cannot carry it exactly. */

@@ -1,4 +1,5 @@
 import { memoryOwnerOf } from '../../agent/memory/owner.js';
+import { literalMarkdown } from '../../channel/markdown-syntax.js';
 import { MESSAGES } from '../messages.js';
 import type { Command } from './types.js';
 
@@ -24,7 +25,7 @@ export const memoryCommand: Command = {
     const memory = await runtime.getMemory(owner).catch(() => undefined);
     if (!memory) return { reply: MESSAGES.memoryFetchFailed };
     const facts = [...memory.facts].sort((a, b) => b.confidence - a.confidence);
-    const lines = facts.slice(0, MAX_LISTED_FACTS).map((fact) => `• ${fact.content}`);
+    const lines = facts.slice(0, MAX_LISTED_FACTS).map((fact) => `• ${literalMarkdown(fact.content)}`);
     if (facts.length > MAX_LISTED_FACTS) lines.push(MESSAGES.moreFacts(facts.length - MAX_LISTED_FACTS));
     return { reply: [MESSAGES.memoryCount(facts.length), ...lines].join('\n') };
   },

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { escapeDingTalkText, renderDingTalkMarkdown } from '../../../../channels/dingtalk/render.js';
-import { INGRESS_TEXTS } from '../../../../src/channel/ingress/pipeline.js';
 import { openCodeFence } from '../../../../src/channel/markdown.js';
-import { MESSAGES } from '../../../../src/manager/messages.js';
 import { ROUND_TRIP_CASES } from '../../../contract/round-trip.js';
 import { displayMessage } from '../../../fakes/dingtalk/display.js';
+import { CORE_TEXTS } from '../core-texts.js';
 
 describe('renderDingTalkMarkdown', () => {
   it.each([
@@ -45,20 +44,10 @@ describe('renderDingTalkMarkdown', () => {
 });
 
 describe("core's own messages", () => {
-  // Rendered as Markdown like the agent's text: none holds markup, so each must show exactly as written.
-  const texts = [
-    ...Object.entries(MESSAGES)
-      .filter(([name, value]) => typeof value === 'string' && name !== 'streamingCursor')
-      .map(([, value]) => value as string),
-    MESSAGES.unknownCommand('nosuch', ['help', 'new']),
-    MESSAGES.modelList(['gpt_4o_mini', 'qwen-2.5']),
-    MESSAGES.agentList('default', [{ name: 'db_admin', description: 'runs <sql> & reports' }]),
-    MESSAGES.attachmentUnavailable('PLATFORM', 'a_b.pdf', 'too big'),
-    INGRESS_TEXTS.busy,
-  ];
+  // Rendered as Markdown like the agent's text: each must show as a person reads it.
   const show = (markdown: string) => displayMessage('markdown', markdown).shown;
   const render = renderDingTalkMarkdown;
-  it.each(texts)('%s', (text) => {
-    expect(show(render(text))).toBe(text);
+  it.each(CORE_TEXTS)('%s', (markdown, shown) => {
+    expect(show(render(markdown))).toBe(shown);
   });
 });

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { discordParts, renderWithin } from '../../../../channels/discord/parts.js';
 import { escapeDiscordText, renderDiscord } from '../../../../channels/discord/render.js';
 import { PLAIN_TEXT_DIALECT, renderMarkdown } from '../../../../src/channel/markdown.js';
-import { MESSAGES } from '../../../../src/manager/messages.js';
 import { displayOf } from '../../../fakes/discord/display.js';
+import { CORE_TEXTS } from '../core-texts.js';
 
 /** What Discord's client shows (the fake's display model, written from Discord's docs, not from this renderer). */
 const shownBy = (content: string) => displayOf(content, { users: new Map(), roles: new Map(), channels: new Map() });
@@ -49,14 +49,7 @@ describe('renderDiscord', () => {
   });
 
   it("shows core's own texts, which come through a reply as Markdown, as written", () => {
-    const texts = [
-      ...Object.values(MESSAGES as Record<string, unknown>).filter((text): text is string => typeof text === 'string'),
-      MESSAGES.unknownCommand('nope', ['new', 'status']),
-      MESSAGES.modelList(['gpt-4o_mini', 'a*b|c']),
-      MESSAGES.attachmentUnavailable('discord', 'report_v2.pdf', 'download failed'),
-    ];
-    expect(texts.length).toBeGreaterThan(10);
-    expect(texts.filter((text) => shownBy(renderDiscord(text)).shown !== text)).toEqual([]);
+    expect(CORE_TEXTS.filter(([markdown, shown]) => shownBy(renderDiscord(markdown)).shown !== shown)).toEqual([]);
   });
 
   it('escapes plain text so it shows as written', () => {

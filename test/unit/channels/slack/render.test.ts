@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mrkdwnText, renderMarkdownText, renderMrkdwn, renderStreamingMarkdownText } from '../../../../channels/slack/render.js';
-import { MESSAGES } from '../../../../src/manager/messages.js';
 import { ROUND_TRIP_CASES } from '../../../contract/round-trip.js';
 import { displayMarkdown, displayMrkdwn } from '../../../fakes/slack/display.js';
+import { CORE_TEXTS } from '../core-texts.js';
 
 const ZWSP = '\u200b';
 
@@ -47,16 +47,7 @@ describe('renderMrkdwn', () => {
 
 describe("core's own texts, sent as replies", () => {
   it('show as written once rendered like any answer', () => {
-    const texts = [
-      ...(Object.values(MESSAGES) as unknown[]).filter((text): text is string => typeof text === 'string'),
-      MESSAGES.modelList(['gpt-4o', 'my_model_v2']),
-      MESSAGES.unknownCommand('foo_bar', ['new', 'help']),
-      MESSAGES.agentList('default', [{ name: 'code_review', description: 'reviews <diffs> & more' }]),
-      MESSAGES.attachmentUnavailable('slack', 'a_b*c.png', 'download failed'),
-      MESSAGES.agentUnavailable('x_y', ['default', 'code_review']),
-      MESSAGES.memoryCount(3),
-    ];
-    expect(texts.map((text) => displayMrkdwn(renderMrkdwn(text)).shown)).toEqual(texts);
+    expect(CORE_TEXTS.map(([markdown]) => displayMrkdwn(renderMrkdwn(markdown)).shown)).toEqual(CORE_TEXTS.map(([, shown]) => shown));
   });
 });
 

@@ -4,6 +4,7 @@ import { MESSAGES } from '../../../../src/manager/messages.js';
 import { SCHEDULE_MESSAGES } from '../../../../src/schedules/messages.js';
 import { WHEN_MESSAGES } from '../../../../src/schedules/when.js';
 import { parseHtml } from '../../../fakes/telegram/parse-mode.js';
+import { CORE_TEXTS } from '../core-texts.js';
 
 /** What Telegram would hold after parsing the HTML: the fake's parser referees the renderer. */
 function shown(markdown: string) {
@@ -42,22 +43,22 @@ describe('renderTelegramMessage: the agent’s Markdown in parse mode HTML, esca
   });
 
   it('shows every text the server itself writes as written, a `quoted` command in monospace', () => {
-    const texts: string[] = [MESSAGES, SCHEDULE_MESSAGES, WHEN_MESSAGES].flatMap((messages) => Object.values(messages).filter((text) => typeof text === 'string'));
-    texts.push(
-      MESSAGES.modelList(['gpt-4o', 'my_model']),
-      MESSAGES.unknownCommand('x_y', ['new', 'help']),
-      MESSAGES.attachmentUnavailable('telegram', 'a_b.pdf', 'too big'),
-      MESSAGES.skillDisabled('data-analysis'),
-      SCHEDULE_MESSAGES.listLine('ab12cd', 'every 2 hours', 'paused', 'check <services> & report'),
-      WHEN_MESSAGES.invalidCron('0 9 * *', 'four fields'),
-    );
+    const fixed = [SCHEDULE_MESSAGES, WHEN_MESSAGES].flatMap((messages) => Object.values(messages).filter((text) => typeof text === 'string'));
     const asShown = (text: string) => text.replace(/`([^`]+)`/g, '$1');
-    expect(texts.map((text) => shown(text).text)).toEqual(texts.map(asShown));
+    const texts: (readonly [string, string])[] = [
+      ...CORE_TEXTS,
+      ...fixed.map((text) => [text, asShown(text)] as const),
+      [MESSAGES.skillDisabled('data-analysis'), 'Skill /data-analysis is installed but disabled. Enable it before using slash activation.'],
+      [SCHEDULE_MESSAGES.listLine('ab12cd', 'every 2 hours', 'paused', 'check <services> & report'), '• ab12cd — every 2 hours — paused — check <services> & report'],
+      [WHEN_MESSAGES.invalidCron('0 9 * `*', 'four fields'), '0 9 * `* is not a valid cron expression (four fields). Use five fields, minute hour day-of-month month day-of-week, like 0 9 * * 1-5.'],
+    ];
+    expect(texts.map(([markdown]) => shown(markdown).text)).toEqual(texts.map(([, text]) => text));
   });
 
-  it('reads what a person wrote, quoted inside a server text, as Markdown like the rest (core does not mark it apart)', () => {
-    const text = SCHEDULE_MESSAGES.listLine('ab12cd', 'every 2 hours', 'paused', 'check *all* services');
-    expect(shown(text)).toEqual({ text: '• ab12cd — every 2 hours — paused — check all services', entities: [{ type: 'italic', offset: 42, length: 3 }] });
+  it('shows what a person wrote, quoted inside a server text, as written: their stars are not emphasis', () => {
+    const text = SCHEDULE_MESSAGES.listLine('ab12cd', 'every 2 hours', 'paused', 'check *all* services_now');
+    expect(shown(text)).toEqual({ text: '• ab12cd — every 2 hours — paused — check *all* services_now', entities: [] });
+    expect(shown(MESSAGES.goal('**ship** [v2](x) `now`')).text).toBe('Goal: **ship** [v2](x) `now`');
   });
 });
 
