@@ -5,30 +5,39 @@
  * flight (CPU per message), optionally one long conversation, and prints `result <JSON>`. It then
  * stays idle until it is stopped, so the parent reads the line before the process ends.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AIMessageChunk, type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
+import { Api } from 'grammy';
 import pLimit from 'p-limit';
+import { v7 as uuidv7 } from 'uuid';
 import { LeadAgent, type TurnContext } from '../../src/agent/lead-agent.js';
 import { createChatModel } from '../../src/agent/models.js';
 import { loadAgentSoul } from '../../src/agent/prompt.js';
 import { createAgentServices } from '../../src/agent/services.js';
 import { parseConfig } from '../../src/config/index.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/index.js';
+import { SqlTurnJournal } from '../../src/db/repos/turn-journal-repo.js';
 import { silentLogger } from '../../src/logger.js';
 import { DrizzleCheckpointSaver } from '../../src/runtime/embedded/checkpointer.js';
 import { createEmbeddedRuntime } from '../../src/runtime/embedded/index.js';
+import { RunStore } from '../../src/runtime/embedded/run-store.js';
 import type { RunRequest } from '../../src/runtime/types.js';
 import { ownCpuMs, PostgresCpuMeter } from './cpu-time.js';
+import { answerTo } from './final-watcher.js';
 import { statementCounts } from './pglite-statements.js';
 import { ROOT } from './server-process.js';
 import { statementsPerMessage } from './statement-counts.js';
 
-/** The in-process layers, floor first; the whole server (L4) is measured by the parent. */
-export type LayerName = 'model' | 'graph-memory' | 'graph-saver' | 'runtime';
+/**
+ * The in-process layers, floor first; the whole server (L4) is measured by the parent.
+ * `graph-duties` is L2 with the work every message owes besides the graph (see {@link withTurnDuties}).
+ */
+export type LayerName = 'model' | 'graph-memory' | 'graph-saver' | 'graph-duties' | 'runtime';
 
 export interface LayerSpec {
   layer: LayerName;
@@ -45,6 +54,8 @@ export interface LayerSpec {
   contextWindow?: number;
   /** When set, a V8 CPU profile of the "all chats at once" phase alone is written here (`.cpuprofile`). */
   cpuProfilePath?: string;
+  /** `graph-duties`: the fake Bot API the placeholder and the final go to, and a chat a person wrote in there. */
+  telegram?: { apiRoot: string; token: string; chatId: number };
 }
 
 export interface LayerResult {
@@ -150,6 +161,12 @@ async function openLayer(): Promise<Answer> {
     logger,
   });
   const graph = agent.graph(modelConfig, ACCESS);
+  if (spec.layer === 'graph-duties') return withTurnDuties(graphAnswer(agent, graph), database);
+  return graphAnswer(agent, graph);
+}
+
+/** The graph as the runtime calls it, with our checkpointer or LangGraph's in-memory saver. */
+function graphAnswer(agent: LeadAgent, graph: ReturnType<LeadAgent['graph']>): Answer {
   // The prompt sections are loaded once per chat: this layer is the graph, not the runtime around it.
   const turns = new Map<number, TurnContext>();
   return async (chat, text) => {
@@ -169,6 +186,51 @@ async function openLayer(): Promise<Answer> {
       },
     );
     for await (const _ of stream);
+  };
+}
+
+/**
+ * L2 with what the server owes every message besides the graph, done as the server does it and
+ * nothing more: the turn journal's claim and finish (a redelivery runs once, a crash loses
+ * nothing), the run's admission and end (one run per thread, and its record), and Telegram's two
+ * Bot API calls through grammY (the placeholder, then the final edit in its place). The floor under
+ * a server that keeps those promises; the rest of L4 over it is the manager, the renderer, the
+ * long poll and logs.
+ */
+async function withTurnDuties(answer: Answer, database: DatabaseHandle): Promise<Answer> {
+  const telegram = spec.telegram;
+  if (telegram === undefined) throw new Error('graph-duties needs spec.telegram');
+  const journal = new SqlTurnJournal(database.db);
+  const runs = new RunStore(database.db, 60_000);
+  const api = new Api(telegram.token, { apiRoot: telegram.apiRoot });
+  const threads = new Map<number, string>();
+  let updateId = 0;
+  return async (chat, text) => {
+    let threadId = threads.get(chat);
+    if (threadId === undefined) {
+      threadId = randomUUID();
+      await runs.createThread(threadId, {}, 'do_nothing');
+      threads.set(chat, threadId);
+    }
+    const messageId = String(++updateId);
+    const placeholder = await api.sendMessage(telegram.chatId, 'Working on it...');
+    const key = { channel: 'telegram', workspaceId: '', chatId: String(chat), messageId };
+    await journal.accept(key, {
+      kind: 'chat',
+      channel: 'telegram',
+      chatId: String(chat),
+      userId: String(chat),
+      text,
+      isPrivateChat: true,
+      messageId,
+      replyTo: { messageId, placeholderId: String(placeholder.message_id) },
+      receivedAt: Date.now(),
+    });
+    const run = await runs.admitRun({ id: uuidv7(), threadId, assistantId: 'lead_agent', metadata: {}, kwargs: { config: {}, context: {}, stream_mode: [] } });
+    await answer(chat, text);
+    await runs.finishRunUnlessGoal({ id: run.id, threadId }, { status: 'success' });
+    await api.editMessageText(telegram.chatId, placeholder.message_id, answerTo(text));
+    await journal.finish(key);
   };
 }
 

@@ -3,6 +3,8 @@
  *   L0 a bare `ChatOpenAI` streaming call,
  *   L1 the runtime's LangGraph graph with LangGraph's in-memory saver,
  *   L2 that graph with our `DrizzleCheckpointSaver`,
+ *   L2+ that, with what every message owes besides the graph (the turn journal, the run's record,
+ *       Telegram's placeholder and final edit: `withTurnDuties` in layer-worker.ts), beside the stack,
  *   L3 our embedded runtime (`streamRun` as the manager calls it),
  *   L4 the whole server behind the fake Telegram Bot API,
  * L2–L4 on PGlite and, when a PostgreSQL URL is given, on PostgreSQL. L0–L3 each run in a fresh
@@ -85,18 +87,21 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
     rows.push({ name: 'L0 bare ChatOpenAI', result: await runWorker({ ...spec, layer: 'model' }, 'L0 bare ChatOpenAI') });
     rows.push({ name: 'L1 graph, MemorySaver', below: 'L0 bare ChatOpenAI', result: await runWorker({ ...spec, layer: 'graph-memory' }, 'L1 graph, MemorySaver') });
     for (const kind of kinds) {
-      const layers: [LayerName | 'server', string][] = [
-        ['graph-saver', `L2 graph + saver, ${kind}`],
-        ['runtime', `L3 runtime, ${kind}`],
-        ['server', `L4 server, ${kind}`],
+      const saver = `L2 graph + saver, ${kind}`;
+      const runtime = `L3 runtime, ${kind}`;
+      const layers: [layer: LayerName | 'server', name: string, below: string][] = [
+        ['graph-saver', saver, 'L1 graph, MemorySaver'],
+        ['graph-duties', `L2+ graph + saver + duties, ${kind}`, saver],
+        ['runtime', runtime, saver],
+        ['server', `L4 server, ${kind}`, runtime],
       ];
-      let below = 'L1 graph, MemorySaver';
-      for (const [layer, name] of layers) {
-        const result = await onDatabase(kind, options.databaseUrl, (database) =>
-          layer === 'server' ? measureServer(model, spec, database, profilePath(name)) : runWorker({ ...spec, layer, database: database ?? { kind: 'pglite' } }, name),
-        );
+      for (const [layer, name, below] of layers) {
+        const result = await onDatabase(kind, options.databaseUrl, (database) => {
+          if (layer === 'server') return measureServer(model, spec, database, profilePath(name));
+          const layerSpec = { ...spec, layer, database: database ?? { kind: 'pglite' as const } };
+          return layer === 'graph-duties' ? withFakeTelegram((telegram) => runWorker({ ...layerSpec, telegram }, name)) : runWorker(layerSpec, name);
+        });
         rows.push({ name, below, result });
-        below = name;
       }
     }
     perRound.push(rows);
@@ -108,6 +113,19 @@ export async function runLayersBench(options: LayersBenchOptions): Promise<void>
   printStatements(rows);
   printGoals(rows, kinds, perRound);
   if (options.longTurns > 0) printLong(rows, options.longTurns);
+}
+
+/** Runs `measure` with a fake Bot API holding one chat a person wrote in, stopped afterwards. */
+async function withFakeTelegram<T>(measure: (telegram: NonNullable<LayerSpec['telegram']>) => Promise<T>): Promise<T> {
+  const telegram = new FakeTelegram();
+  await telegram.start();
+  try {
+    const chatId = 1;
+    telegram.sendUserMessage({ chatId, chatType: 'private', text: 'hello' });
+    return await measure({ apiRoot: telegram.apiRoot, token: telegram.token, chatId });
+  } finally {
+    await telegram.stop();
+  }
 }
 
 /** Runs `measure` on PGlite, or on a fresh PostgreSQL database that is dropped afterwards. */
@@ -307,7 +325,7 @@ function printTable(rows: Measured[]): void {
     );
   }
   console.log(
-    '(ratios are to the row below it in the stack: L2 to L1, L3 to L2 on the same database, ...; +PG = CPU in PostgreSQL backends; queries = statements per message, PGlite workers)',
+    '(ratios are to the row below it in the stack: L2 to L1, L2+ and L3 to L2 on the same database, L4 to L3, ...; +PG = CPU in PostgreSQL backends; queries = statements per message, PGlite workers)',
   );
 }
 
@@ -340,25 +358,33 @@ function printGoals(rows: Measured[], kinds: DatabaseKind[], perRound: Measured[
   const finder = (from: Measured[]) => (name: string) => from.find((row) => row.name === name)?.result as LayerResult;
   const goals = (find: (name: string) => LayerResult, kind: DatabaseKind) => {
     const saver = find(`L2 graph + saver, ${kind}`);
+    const duties = find(`L2+ graph + saver + duties, ${kind}`);
     const server = find(`L4 server, ${kind}`);
     return [
       server.cpuMsPerMessage / saver.cpuMsPerMessage,
       saver.cpuMsPerMessage - find('L1 graph, MemorySaver').cpuMsPerMessage,
       p50(server.aloneLatenciesMs) / p50(saver.aloneLatenciesMs),
+      duties.cpuMsPerMessage / saver.cpuMsPerMessage,
+      server.cpuMsPerMessage / duties.cpuMsPerMessage,
+      p50(duties.aloneLatenciesMs) / p50(saver.aloneLatenciesMs),
     ] as const;
   };
   console.log(`\ngoals (issue #14)${perRound.length > 1 ? ': the median of the rounds, each round’s own in brackets' : ''}`);
   for (const kind of kinds) {
     // Each round's figures against its own floors, measured minutes apart on the same machine.
     const each = perRound.length > 1 ? perRound.map((round) => goals(finder(round), kind)) : [];
-    const [serverRatio, saverMs, aloneRatio] =
-      each.length > 0 ? ([0, 1, 2] as const).map((i) => median(each.map((g) => g[i]))) : goals(finder(rows), kind);
-    const spread = (i: 0 | 1 | 2, digits: number) => (each.length > 0 ? `  [${each.map((g) => g[i].toFixed(digits)).join(', ')}]` : '');
+    const [serverRatio, saverMs, aloneRatio, dutiesRatio, overDutiesRatio, dutiesAloneRatio] =
+      each.length > 0 ? ([0, 1, 2, 3, 4, 5] as const).map((i) => median(each.map((g) => g[i]))) : goals(finder(rows), kind);
+    const spread = (i: 0 | 1 | 2 | 3 | 4 | 5, digits: number) => (each.length > 0 ? `  [${each.map((g) => g[i].toFixed(digits)).join(', ')}]` : '');
     const line = (text: string, value: string, goal: string, rest: string) =>
       console.log(`  ${`${text} (${kind})`.padEnd(60)} ${value.padStart(8)}   goal ${goal}${rest}`);
     line('whole server / graph+checkpointer', `${serverRatio.toFixed(2)}×`, '≤ 1.25×', spread(0, 2));
     line('checkpointer − in-memory saver', `${saverMs.toFixed(1)} ms`, '≤ 5 ms', spread(1, 1));
     line('one chat alone / floor p50', `${aloneRatio.toFixed(2)}×`, '≤ 1.3×', spread(2, 2));
+    // No goal of their own: how much of the goals the duties alone take, and what the server adds to them.
+    line('  duties: graph+checkpointer+duties / graph+checkpointer', `${dutiesRatio.toFixed(2)}×`, '—', spread(3, 2));
+    line('  whole server / graph+checkpointer+duties', `${overDutiesRatio.toFixed(2)}×`, '—', spread(4, 2));
+    line('  duties, one chat alone / floor p50', `${dutiesAloneRatio.toFixed(2)}×`, '—', spread(5, 2));
   }
 }
 
