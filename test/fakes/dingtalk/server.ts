@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ChatLog } from '../chat-log.js';
+import { closeHttpWithWebSockets } from '../http-with-websockets.js';
 import { Waiters } from '../waiters.js';
 import type { FakeBotMessage } from './chat.js';
 import { type Delivered, type FakeDingTalkOptions, type Fault, parseBody, type RecordedCall, readBody, type UserMessageInput } from './wire.js';
@@ -101,14 +102,9 @@ export class FakeDingTalk {
 
   async stop(): Promise<void> {
     for (const callback of this.pending.values()) clearTimeout(callback.timer);
-    for (const socket of this.sockets) socket.terminate();
-    this.wss.close();
     const server = this.server;
     this.server = undefined;
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    await closeHttpWithWebSockets(server, this.wss, this.sockets);
   }
 
   // ---- what tests do ----

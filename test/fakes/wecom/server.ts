@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ChatLog } from '../chat-log.js';
+import { closeHttpWithWebSockets } from '../http-with-websockets.js';
 import { Waiters } from '../waiters.js';
 import type { FakeBotMessage } from './chat.js';
 import { type Delivered, encryptMedia, type FrameFault, type RecordedFrame, type UserMessageInput } from './wire.js';
@@ -102,14 +103,9 @@ export class FakeWeCom {
   }
 
   async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.terminate();
-    this.wss.close();
     const server = this.server;
     this.server = undefined;
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    await closeHttpWithWebSockets(server, this.wss, this.sockets);
   }
 
   // ---- what tests do ----
