@@ -1,6 +1,7 @@
 import { dingtalkChannel } from '../../channels/dingtalk/index.js';
 import { displayMessage } from '../fakes/dingtalk/display.js';
 import { FakeDingTalk } from '../fakes/dingtalk/index.js';
+import { botMessageView } from './bot-message-view.js';
 import { channelContract, type PlatformHarness } from './channel-contract.js';
 
 const CARD_TEMPLATE = 'fake-card-template.schema';
@@ -42,20 +43,7 @@ async function startFakeDingTalk(options: { allowedUsers?: string[]; hasCards: b
       });
       return { chatId: delivered.chatId, messageId: delivered.msgId };
     },
-    botMessages: (chatId) =>
-      fake.botMessages(chatId).map((m) => {
-        const { shown, links } = displayMessage(m.kind, m.text);
-        return {
-          messageId: m.id,
-          text: m.text,
-          ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
-          history: m.history,
-          sentAt: m.sentAt,
-          editedAt: m.editedAt,
-          shown,
-          links,
-        };
-      }),
+    botMessages: (chatId) => fake.botMessages(chatId).map((m) => botMessageView(m.id, m, displayMessage(m.kind, m.text))),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
       fake.failNext(rateLimitedPath(method, options.hasCards), { kind: 'rate-limit', retryAfterSeconds: Math.ceil(retryAfterMs / 1000) });

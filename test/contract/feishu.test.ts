@@ -1,6 +1,7 @@
 import { feishuChannel } from '../../channels/feishu/index.js';
 import { displayMessage } from '../fakes/feishu/display.js';
 import { FakeFeishu } from '../fakes/feishu/index.js';
+import { botMessageView } from './bot-message-view.js';
 import { type ContractUserMessage, channelContract, type PlatformHarness } from './channel-contract.js';
 
 const GROUP_CHAT = 'oc_group0000000000000000000000001';
@@ -33,20 +34,7 @@ async function startFakeFeishu(options: { allowedUsers?: string[]; isCardkit: bo
       });
       return { chatId: sent.chatId, messageId: sent.messageId };
     },
-    botMessages: (chatId) =>
-      fake.botMessages(chatId).map((m) => {
-        const { shown, links } = displayMessage(m.msgType, m.text);
-        return {
-          messageId: m.messageId,
-          text: m.text,
-          ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
-          history: m.history,
-          sentAt: m.sentAt,
-          editedAt: m.editedAt,
-          shown,
-          links,
-        };
-      }),
+    botMessages: (chatId) => fake.botMessages(chatId).map((m) => botMessageView(m.messageId, m, displayMessage(m.msgType, m.text))),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {
       fake.failNext(method === 'send' ? 'send' : 'patch', { kind: 'rate-limit', resetSeconds: Math.ceil(retryAfterMs / 1000) });

@@ -1,6 +1,7 @@
 import { wecomChannel } from '../../channels/wecom/index.js';
 import { WECOM_LIMITS } from '../../channels/wecom/limits.js';
 import { displayWeComMarkdown, FakeWeCom } from '../fakes/wecom/index.js';
+import { botMessageView } from './bot-message-view.js';
 import { channelContract, type PlatformHarness } from './channel-contract.js';
 
 /**
@@ -36,16 +37,7 @@ async function startFakeWeCom(options: { allowedUsers?: string[] }): Promise<Pla
       fake.botMessages(chatId).map((m) => {
         // Images and files show no text.
         const display = m.kind === 'stream' || m.kind === 'markdown' ? displayWeComMarkdown(m.text) : { shown: '', links: [] };
-        return {
-          messageId: m.id,
-          text: m.text,
-          shown: display.shown,
-          links: display.links,
-          ...(m.replyTo === undefined ? {} : { replyTo: m.replyTo }),
-          history: m.history,
-          sentAt: m.sentAt,
-          editedAt: m.editedAt,
-        };
+        return botMessageView(m.id, m, display);
       }),
     waitFor: (predicate, timeoutMs) => fake.waitFor(predicate, timeoutMs),
     injectRateLimit: (method, retryAfterMs) => {

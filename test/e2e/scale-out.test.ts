@@ -1,51 +1,28 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeOpenAI } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
-import { createTestDatabaseUrl } from '../helpers/database.js';
-import { deleteRedisKeys } from '../helpers/redis-keys.js';
-import { channelStarted, type ServerProcess, startServerProcess, writeConfig } from './server-process.js';
+import { hasScaleOutServices, type ScaledOutDeployment, startScaledOutDeployment } from '../helpers/scaled-out-deployment.js';
+import { channelStarted, type ServerProcess } from './server-process.js';
 
 /**
  * The scaled-out shape: server processes on one PostgreSQL database and one Redis (`DATABASE_URL`
  * and `REDIS_URL`, set by `.ci/run`), talked to only as Telegram and its users do.
  */
 
-const databaseUrl = process.env.DATABASE_URL || undefined;
-const redisUrl = process.env.REDIS_URL || undefined;
-
-describe.skipIf(!databaseUrl || !redisUrl)('scaled out on PostgreSQL and Redis', () => {
+describe.skipIf(!hasScaleOutServices)('scaled out on PostgreSQL and Redis', () => {
   let telegram: FakeTelegram;
-  let model: FakeOpenAI;
-  let database: { url: string; drop: () => Promise<void> };
-  const keyPrefix = `e2e-${randomUUID().slice(0, 8)}`;
-  const servers: ServerProcess[] = [];
-
-  const configYaml = () => `server: { port: 0 }
-database: { url: "${database.url}" }
-redis: { url: "${redisUrl}", key_prefix: ${keyPrefix}, handover_seconds: 2 }
-models:
-  - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
-channels:
-  telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }
-`;
+  let deployment: ScaledOutDeployment;
 
   beforeAll(async () => {
     telegram = new FakeTelegram();
-    model = new FakeOpenAI({ apiKey: 'sk-e2e' });
-    await Promise.all([telegram.start(), model.start()]);
-    database = await createTestDatabaseUrl();
+    deployment = await startScaledOutDeployment(
+      telegram,
+      () => `telegram: { enabled: true, bot_token: "${telegram.token}", api_root: "${telegram.apiRoot}", polling_timeout_seconds: 1 }`,
+    );
   });
-  afterAll(async () => {
-    await Promise.allSettled(servers.map((server) => server.stop()));
-    await Promise.all([telegram?.stop(), model?.stop()]);
-    await database?.drop();
-    await deleteRedisKeys(redisUrl as string, keyPrefix);
-  });
+  afterAll(() => deployment?.stop());
 
   it('answers through the Redis queue, each message once, and holds the Telegram connection', async () => {
-    const server = await startServerProcess(['--config', writeConfig(configYaml()).path]);
-    servers.push(server);
+    const server = await deployment.startServer();
     // Alone, it takes the Telegram lease and polls; the next case counts on that.
     await server.waitForLog(channelStarted('telegram'));
     expect(server.logs.find((entry) => entry.msg === 'server listening')).toMatchObject({ database: 'postgres', bus: 'redis' });
@@ -55,27 +32,26 @@ channels:
     for (const [i, chatId] of chats.entries()) {
       await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.replyTo === sent[i]?.message_id && m.text === `Echo: hello from ${chatId}`), 15_000);
     }
-    expect(model.requests).toHaveLength(chats.length);
+    expect(deployment.model.requests).toHaveLength(chats.length);
   });
 
   it('runs Telegram polling in one process while both answer; the other takes over when it stops', async () => {
-    const [first] = servers as [ServerProcess];
-    const second = await startServerProcess(['--config', writeConfig(configYaml()).path]);
-    servers.push(second);
+    const [first] = deployment.servers as [ServerProcess];
+    const second = await deployment.startServer();
     const health = async (server: ServerProcess) =>
       ((await (await fetch(`${server.url}/health`)).json()) as { channels: Record<string, unknown> }).channels.telegram;
     expect(await health(first)).toEqual({ running: true });
     expect(await health(second)).toEqual({ running: false, standby: true, reason: 'standby: another process runs the Telegram connection' });
 
     // Both processes' workers answer; every message exactly once.
-    const requestsBefore = model.requests.length;
+    const requestsBefore = deployment.model.requests.length;
     const chats = Array.from({ length: 8 }, (_, i) => 7100 + i);
     const sent = chats.map((chatId) => telegram.sendUserMessage({ chatId, chatType: 'private', text: `both ${chatId}` }));
     for (const [i, chatId] of chats.entries()) {
       await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.replyTo === sent[i]?.message_id && m.text === `Echo: both ${chatId}`), 15_000);
     }
     expect(chats.map((chatId) => telegram.botMessages(chatId).length)).toEqual(chats.map(() => 1));
-    expect(model.requests.length - requestsBefore).toBe(chats.length);
+    expect(deployment.model.requests.length - requestsBefore).toBe(chats.length);
 
     // The polling process shuts down (and gives the lease up): the standby starts polling.
     await first.stop();
@@ -86,12 +62,12 @@ channels:
   });
 
   it('answers a message whose process was killed mid-answer from another process, in the same reply', async () => {
-    servers.push(await startServerProcess(['--config', writeConfig(configYaml()).path]));
-    const alive = servers.filter((server) => server.child.exitCode === null);
+    await deployment.startServer();
+    const alive = deployment.servers.filter((server) => server.child.exitCode === null);
     expect(alive).toHaveLength(2);
     // The first attempt streams slowly, so the process can be killed in the middle of it.
     let attempts = 0;
-    model.respond = () => (++attempts === 1 ? { chunks: Array.from({ length: 40 }, (_, i) => `slow${i} `), chunkDelayMs: 250 } : { text: 'Answered after the crash.' });
+    deployment.model.respond = () => (++attempts === 1 ? { chunks: Array.from({ length: 40 }, (_, i) => `slow${i} `), chunkDelayMs: 250 } : { text: 'Answered after the crash.' });
     const chatId = 7300;
     const question = telegram.sendUserMessage({ chatId, chatType: 'private', text: 'please survive a crash' });
     const isThisMessage = (entry: Record<string, unknown>) => entry.msg === 'inbound accepted' && entry.messageId === String(question.message_id);

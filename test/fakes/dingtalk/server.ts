@@ -3,8 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { ChatLog } from '../chat-log.js';
+import { closeHttpWithWebSockets } from '../http-with-websockets.js';
 import { Waiters } from '../waiters.js';
-import { ChatStore, type FakeBotMessage } from './chat.js';
+import type { FakeBotMessage } from './chat.js';
 import { type Delivered, type FakeDingTalkOptions, type Fault, parseBody, type RecordedCall, readBody, type UserMessageInput } from './wire.js';
 
 export type { Delivered, FakeDingTalkOptions, Fault, RecordedCall, UserMessageInput } from './wire.js';
@@ -52,7 +54,7 @@ export class FakeDingTalk {
   readonly eventAcks: { messageId: string; data: string }[] = [];
   /** Ping echoes received, by the ping's messageId. */
   readonly pongs: { messageId: string; at: number }[] = [];
-  readonly chats = new ChatStore();
+  readonly chats = new ChatLog<FakeBotMessage>();
   /** Bytes uploaded by the bot, by media id. */
   readonly uploads = new Map<string, { type: string; name: string; bytes: Uint8Array }>();
   connectionsOpened = 0;
@@ -100,14 +102,9 @@ export class FakeDingTalk {
 
   async stop(): Promise<void> {
     for (const callback of this.pending.values()) clearTimeout(callback.timer);
-    for (const socket of this.sockets) socket.terminate();
-    this.wss.close();
     const server = this.server;
     this.server = undefined;
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    await closeHttpWithWebSockets(server, this.wss, this.sockets);
   }
 
   // ---- what tests do ----
@@ -404,7 +401,7 @@ export class FakeDingTalk {
         if (!session || session.expiresAt <= at) return answer(200, { errcode: 400013, errmsg: 'session webhook expired' });
         const isMarkdown = body.msgtype === 'markdown';
         const text = String(isMarkdown ? (body.markdown as { text?: string }).text : (body.text as { content?: string }).content);
-        this.chats.add({ chatId: session.chatId, kind: isMarkdown ? 'markdown' : 'text', via: 'session', text, replyTo: messageId, sentAt: at });
+        this.chats.add({ chatId: session.chatId, kind: isMarkdown ? 'markdown' : 'text', via: 'session', text, replyTo: messageId, sentAt: at, isFinalized: true });
         return answer(200, { errcode: 0, errmsg: 'ok' });
       }
       case '/v1.0/robot/oToMessages/batchSend':
@@ -421,6 +418,7 @@ export class FakeDingTalk {
           via: 'robot',
           text,
           sentAt: at,
+          isFinalized: true,
           ...(kind === 'image' ? { mediaId: String(param.photoURL) } : {}),
           ...(kind === 'file' ? { mediaId: String(param.mediaId), fileName: String(param.fileName) } : {}),
         });
@@ -432,7 +430,8 @@ export class FakeDingTalk {
         if (this.chats.find(outTrackId)) return answer(400, { code: 'card.outTrackIdExists', message: 'duplicate' });
         const content = String((body.cardData as { cardParamMap?: { content?: string } })?.cardParamMap?.content ?? '');
         const replyTo = outTrackId.split('.')[0];
-        this.chats.add({ id: outTrackId, chatId, kind: 'card', via: 'card', text: content, sentAt: at, ...(replyTo && this.sessions.has(replyTo) ? { replyTo } : {}) });
+        // The card takes streaming updates until one finalizes it.
+        this.chats.add({ id: outTrackId, chatId, kind: 'card', via: 'card', text: content, sentAt: at, isFinalized: false, ...(replyTo && this.sessions.has(replyTo) ? { replyTo } : {}) });
         return answer(200, { success: true, result: { outTrackId, deliverResults: [{ success: true }] } });
       }
       case '/v1.0/card/streaming': {

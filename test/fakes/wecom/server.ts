@@ -2,8 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { ChatLog } from '../chat-log.js';
+import { closeHttpWithWebSockets } from '../http-with-websockets.js';
 import { Waiters } from '../waiters.js';
-import { ChatStore, type FakeBotMessage } from './chat.js';
+import type { FakeBotMessage } from './chat.js';
 import { type Delivered, encryptMedia, type FrameFault, type RecordedFrame, type UserMessageInput } from './wire.js';
 
 export type { Delivered, FrameFault, RecordedFrame, UserMessageInput } from './wire.js';
@@ -52,7 +54,7 @@ export class FakeWeCom {
   readonly botId = 'aibFAKEBOT01';
   readonly secret = 'fake-bot-secret';
   readonly frames: RecordedFrame[] = [];
-  readonly chats = new ChatStore();
+  readonly chats = new ChatLog<FakeBotMessage>();
   /** Uploaded media by media id. */
   readonly uploads = new Map<string, { type: string; filename: string; bytes: Buffer }>();
   /** Stream updates and sends into a chat while a rate limit on it ran. */
@@ -101,14 +103,9 @@ export class FakeWeCom {
   }
 
   async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.terminate();
-    this.wss.close();
     const server = this.server;
     this.server = undefined;
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    await closeHttpWithWebSockets(server, this.wss, this.sockets);
   }
 
   // ---- what tests do ----
