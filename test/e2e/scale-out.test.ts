@@ -81,7 +81,7 @@ describe.skipIf(!hasScaleOutServices)('scaled out on PostgreSQL and Redis', () =
     await telegram.waitFor(() => telegram.botMessages(chatId).some((m) => m.text.startsWith('slow0')), 15_000);
     working.child.kill('SIGKILL');
 
-    // The other process takes the message over (after the 2 s handover and the dead run's lease) and finishes the same reply.
+    // The other process takes the message over (after the 6 s handover and the dead run's lease) and finishes the same reply.
     const final = await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.text === 'Answered after the crash.'), 60_000);
     expect(final.replyTo).toBe(question.message_id);
     expect(telegram.botMessages(chatId)).toHaveLength(1);

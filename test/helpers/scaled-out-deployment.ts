@@ -32,8 +32,10 @@ export interface ScaledOutDeployment {
  * server) and one Redis key prefix (on `REDIS_URL`), with a fake model and one channel. Starts
  * `channelFake` and the model; `channelYaml` is then asked for the channel's entry under
  * `channels:` (e.g. `telegram: { enabled: true, … }`), which names the started fake's address.
- * Another process takes up a dead process's message after 2 s (`redis.handover_seconds`), not the
- * default 10, so takeover tests stay short.
+ * Another process takes up a dead process's message after 6 s (`redis.handover_seconds`), not the
+ * default 10, so takeover tests stay short; not 2 either: a live worker renews its lock every
+ * quarter of it, and on a loaded machine a stall of its event loop longer than that would hand a
+ * message it still runs to the other process (answered once, but asked of the model twice).
  *
  * @throws when `DATABASE_URL` or `REDIS_URL` is not set.
  */
@@ -58,7 +60,7 @@ export async function startScaledOutDeployment(channelFake: ChannelFake, channel
   }
   const configYaml = `server: { port: 0 }
 database: { url: "${database.url}" }
-redis: { url: "${redisUrl}", key_prefix: ${keyPrefix}, handover_seconds: 2 }
+redis: { url: "${redisUrl}", key_prefix: ${keyPrefix}, handover_seconds: 6 }
 models:
   - { name: default, model: gpt-4o-mini, base_url: "${model.baseURL}", api_key: sk-e2e, max_retries: 0 }
 channels:
