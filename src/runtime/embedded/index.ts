@@ -3,9 +3,9 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { StreamMode } from '@langchain/langgraph';
-import { v7 as uuidv7 } from 'uuid';
 import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { v7 as uuidv7 } from 'uuid';
 import { type AgentSettings, loadAgentSettings } from '../../agent/agent-settings.js';
 import type { ModelConfig } from '../../agent/config.js';
 import type { SummarizationConfig } from '../../agent/context/config.js';
