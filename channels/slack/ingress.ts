@@ -1,9 +1,9 @@
 import { App, type Receiver, SocketModeReceiver, type webApi } from '@slack/bolt';
-import { logMalformedEvent } from '../../src/channel/malformed-event.js';
-import type { RateGate } from '../../src/channel/rate-gate.js';
 import { type AdmissionRules, admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
 import { type IngressAdapter, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
+import { logMalformedEvent } from '../../src/channel/malformed-event.js';
+import type { RateGate } from '../../src/channel/rate-gate.js';
 import type { ChannelDeps, ChannelStatus } from '../../src/channel/types.js';
 import { describeError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
@@ -11,14 +11,14 @@ import { within } from '../../src/time.js';
 import type { SlackApi } from './api.js';
 import { boltLogger, noopReceiver } from './bolt.js';
 import { WORKSPACE_KEY } from './budget.js';
-import { SLACK_LIMITS } from './limits.js';
+import { type DecideContext, decideEvent } from './decide.js';
 import { SLACK_REACTIONS } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
-import { type DecideContext, decideEvent } from './decide.js';
 import { slackEventCallbackSchema, slackMessageEventSchema } from './events.js';
 import { unlabelledChannels, unlabelledMentions } from './inbound-text.js';
-import { mrkdwnText } from './render.js';
+import { SLACK_LIMITS } from './limits.js';
 import { SlackNameCache } from './name-cache.js';
+import { mrkdwnText } from './render.js';
 
 /** Everything this adapter says to users by itself (reference §6.1). */
 export const SLACK_REPLIES = { working: 'Working on it...' } as const;

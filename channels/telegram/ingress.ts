@@ -11,8 +11,8 @@ import { settledWithin, sleep } from '../../src/time.js';
 import { decideMessage, TELEGRAM_REPLIES } from './decide.js';
 import { sendTelegramText } from './egress.js';
 import { notRunningReason, toChannelError } from './errors.js';
-import { telegramMessageSchema } from './schemas.js';
 import type { GroupPacer } from './pacing.js';
+import { telegramMessageSchema } from './schemas.js';
 
 /** Why a start's getMe was aborted: its deadline passed, or the channel was stopped meanwhile. */
 const START_TIMED_OUT = 'start timed out';

@@ -1,5 +1,5 @@
 import { admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
-import { type IngressAdapter, IngressPipeline, type IngressOutcome } from '../../src/channel/ingress/pipeline.js';
+import { type IngressAdapter, type IngressOutcome, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';

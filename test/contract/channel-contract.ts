@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { INGRESS_TEXTS } from '../../src/channel/ingress/pipeline.js';
+import { literalMarkdown } from '../../src/channel/markdown-syntax.js';
 import type { ChannelAdapter, ChannelDefinition, ChatBinder, ChatBindRequest, InboundMessage, ReplyTarget } from '../../src/channel/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { testChannelDeps } from '../helpers/channel-deps.js';
 import { RecordingIntake } from '../helpers/recording-intake.js';
-import { literalMarkdown } from '../../src/channel/markdown-syntax.js';
 import { QUOTED_CASES, ROUND_TRIP_CASES, type RoundTripException } from './round-trip.js';
 
 /**
