@@ -7,6 +7,7 @@ import { createLogger } from '../../../src/logger.js';
 import { FakeWeChat } from '../../fakes/wechat/index.js';
 import { MemoryChannelState, testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { weChatTestConfig } from '../../helpers/wechat-config.js';
 
 /**
  * What the WeChat channel does when iLink misbehaves: an expired session, a dropped long poll,
@@ -29,14 +30,7 @@ async function startWeChat(options: { state?: MemoryChannelState } = {}) {
   const logs: string[] = [];
   const logger = createLogger({ level: 'trace', destination: { write: (line: string) => void logs.push(line) } });
   const state = options.state ?? new MemoryChannelState();
-  const config = wechatChannel.configSchema.parse({
-    enabled: true,
-    bot_token: fake.token,
-    base_url: fake.baseUrl,
-    cdn_base_url: fake.cdnBaseUrl,
-    polling_timeout: 0.2,
-    polling_retry_delay: 0.05,
-  });
+  const config = weChatTestConfig(fake);
   const adapter: ChannelAdapter = await wechatChannel.create(config, testChannelDeps({ intake, commands: [], logger, state }));
   cleanups.push(() => adapter.stop());
   await adapter.start();

@@ -9,6 +9,7 @@ import { silentLogger } from '../../../src/logger.js';
 import { FakeWeChat, type UserMessageInput } from '../../fakes/wechat/index.js';
 import { testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { weChatTestConfig } from '../../helpers/wechat-config.js';
 
 /**
  * Images and files through the WeChat adapter and FakeWeChat: what reaches the intake, the bytes
@@ -27,15 +28,7 @@ async function startWeChat(overrides: Record<string, unknown> = {}) {
   await fake.start();
   cleanups.push(() => fake.stop());
   const intake = new RecordingIntake();
-  const config = wechatChannel.configSchema.parse({
-    enabled: true,
-    bot_token: fake.token,
-    base_url: fake.baseUrl,
-    cdn_base_url: fake.cdnBaseUrl,
-    polling_timeout: 0.2,
-    polling_retry_delay: 0.1,
-    ...overrides,
-  });
+  const config = weChatTestConfig(fake, { polling_retry_delay: 0.1, ...overrides });
   const adapter = await wechatChannel.create(config, testChannelDeps({ intake, commands: [], logger: silentLogger() }));
   cleanups.push(() => adapter.stop());
   await adapter.start();

@@ -9,6 +9,7 @@ import { silentLogger } from '../../../src/logger.js';
 import { FakeWeChat } from '../../fakes/wechat/index.js';
 import { MemoryChannelState, MemoryWebhookDeliveries, testChannelDeps } from '../../helpers/channel-deps.js';
 import { RecordingIntake } from '../../helpers/recording-intake.js';
+import { weChatTestConfig } from '../../helpers/wechat-config.js';
 
 /**
  * Two processes of one deployment (two adapters sharing the channel state and delivery store, as
@@ -30,14 +31,7 @@ describe.skipIf(!redisUrl)('WeChat scaled out', () => {
     const prefix = `test-${randomUUID()}`;
     const state = new MemoryChannelState();
     const deliveries = new MemoryWebhookDeliveries();
-    const config = wechatChannel.configSchema.parse({
-      enabled: true,
-      bot_token: fake.token,
-      base_url: fake.baseUrl,
-      cdn_base_url: fake.cdnBaseUrl,
-      polling_timeout: 0.2,
-      polling_retry_delay: 0.05,
-    });
+    const config = weChatTestConfig(fake);
     const processes = await Promise.all(
       [0, 1].map(async () => {
         const intake = new RecordingIntake();
