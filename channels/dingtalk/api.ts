@@ -1,18 +1,14 @@
+import { httpFailure } from '../../src/channel/http-failure.js';
 import { ChannelError } from '../../src/errors.js';
 import { DINGTALK_LIMITS } from './limits.js';
 
 /** What DingTalk's OpenAPI answered with an error: HTTP status and its `code`, never the body. */
 export function toChannelError(status: number, code: string | undefined, what: string, retryAfterHeader?: string | null): ChannelError {
-  const message = `DingTalk ${what} failed: HTTP ${status}${code ? ` ${code}` : ''}`;
-  const isQps = status === 429 || (code ?? '').includes('QpsLimit') || code === 'Throttling';
-  if (isQps) {
-    const seconds = Number(retryAfterHeader);
-    const retryAfterMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DINGTALK_LIMITS.defaultRetryAfterMs;
-    return new ChannelError('dingtalk', 'CHANNEL_RATE_LIMITED', message, { retryAfterMs, status: 429 });
-  }
-  if (status === 401 || status === 403) return new ChannelError('dingtalk', 'CHANNEL_UNAUTHORIZED', message, { status: 502 });
-  if (status >= 500) return new ChannelError('dingtalk', 'CHANNEL_UNAVAILABLE', message, { status: 502 });
-  return new ChannelError('dingtalk', 'CHANNEL_REJECTED', message, { status: 502 });
+  return httpFailure('dingtalk', status, `DingTalk ${what} failed: HTTP ${status}${code ? ` ${code}` : ''}`, {
+    retryAfter: retryAfterHeader,
+    defaultRetryAfterMs: DINGTALK_LIMITS.defaultRetryAfterMs,
+    isRateLimited: (code ?? '').includes('QpsLimit') || code === 'Throttling',
+  });
 }
 
 export interface DingTalkApiOptions {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
+import { httpFailure } from '../../src/channel/http-failure.js';
 import { ChannelError } from '../../src/errors.js';
 import { WECHAT_LIMITS } from './limits.js';
 
@@ -44,15 +45,7 @@ function randomUin(): string {
 
 /** The HTTP failure of an iLink call as a `ChannelError`; never the body, the token or the URL's query. */
 export function httpError(status: number, what: string, retryAfterHeader?: string | null): ChannelError {
-  const message = `WeChat ${what} failed: HTTP ${status}`;
-  if (status === 429) {
-    const seconds = Number(retryAfterHeader);
-    const retryAfterMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : WECHAT_LIMITS.defaultRetryAfterMs;
-    return new ChannelError('wechat', 'CHANNEL_RATE_LIMITED', message, { retryAfterMs, status: 429 });
-  }
-  if (status === 401 || status === 403) return new ChannelError('wechat', 'CHANNEL_UNAUTHORIZED', message, { status: 502 });
-  if (status >= 500) return new ChannelError('wechat', 'CHANNEL_UNAVAILABLE', message, { status: 502 });
-  return new ChannelError('wechat', 'CHANNEL_REJECTED', message, { status: 502 });
+  return httpFailure('wechat', status, `WeChat ${what} failed: HTTP ${status}`, { retryAfter: retryAfterHeader, defaultRetryAfterMs: WECHAT_LIMITS.defaultRetryAfterMs });
 }
 
 /** A refusal in the body (`ret`/`errcode` non-zero) as a `ChannelError`; `-14` is an expired session. */
