@@ -1,5 +1,5 @@
 import { admissionRules, type PendingInbound } from '../../src/channel/ingress/decision.js';
-import { type IngressAdapter, type IngressOutcome, IngressPipeline } from '../../src/channel/ingress/pipeline.js';
+import { type IngressAdapter, type IngressOutcome, IngressPipeline, replyTargetOf } from '../../src/channel/ingress/pipeline.js';
 import { IngressRunner } from '../../src/channel/ingress/runner.js';
 import { logMalformedEvent } from '../../src/channel/malformed-event.js';
 import type { RateGate } from '../../src/channel/rate-gate.js';
@@ -9,7 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import { settledWithin, sleep } from '../../src/time.js';
 import { type IlinkClient, refusalCode } from './api.js';
 import type { ContextTokens } from './context-tokens.js';
-import { CONTEXT_TOKEN, type DecideContext, decideWeChatMessage } from './decide.js';
+import { type DecideContext, decideWeChatMessage } from './decide.js';
 import { WECHAT_LIMITS } from './limits.js';
 import { getUpdatesResponseSchema, wechatMessageSchema } from './schemas.js';
 import type { WeChatSender } from './sender.js';
@@ -201,7 +201,7 @@ export class WeChatIngress {
         await this.options.sender.text(target, text);
       },
       acknowledge: async (message: PendingInbound) => {
-        if (message.kind === 'chat') await this.sendIfOpen(targetOf(message), WECHAT_TEXTS.working);
+        if (message.kind === 'chat') await this.sendIfOpen(replyTargetOf(message), WECHAT_TEXTS.working);
         // Never a placeholder: the reply cannot edit it, so it comes as new messages after it.
         return undefined;
       },
@@ -220,14 +220,4 @@ export class WeChatIngress {
       logger.warn({ err: describeError(error) }, 'WeChat acknowledgement not sent');
     }
   }
-}
-
-function targetOf(message: PendingInbound): ReplyTarget {
-  const token = message.platformData?.[CONTEXT_TOKEN];
-  return {
-    chatId: message.chatId,
-    isPrivateChat: true,
-    replyTo: message.messageId === undefined ? {} : { messageId: message.messageId },
-    ...(typeof token === 'string' ? { platformData: { [CONTEXT_TOKEN]: token } } : {}),
-  };
 }
