@@ -46,6 +46,14 @@ function wrapLines(inner: string, marker: Marker): string {
     .join('\n');
 }
 
+/** Each placeholder character → its marker and whether it opens. */
+const MARK_OF = new Map(
+  (Object.entries(MARKS) as [Marker, readonly [string, string]][]).flatMap(([marker, [open, close]]) => [
+    [open, { marker, isOpening: true }],
+    [close, { marker, isOpening: false }],
+  ]),
+);
+
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 const ZERO_WIDTH_SPACE = '\u200b';
 
@@ -59,12 +67,12 @@ function placeMarkers(written: string): string {
   let out = '';
   for (let i = 0; i < written.length; i++) {
     const char = written[i] as string;
-    const marker = (Object.keys(MARKS) as Marker[]).find((key) => MARKS[key].includes(char as never));
-    if (marker === undefined) {
+    const mark = MARK_OF.get(char);
+    if (mark === undefined) {
       out += char;
       continue;
     }
-    const isOpening = MARKS[marker][0] === char;
+    const { marker, isOpening } = mark;
     const neighbour = isOpening ? out.at(-1) : written[i + 1];
     const needsBoundary = neighbour !== undefined && WORD_CHAR.test(neighbour);
     out += isOpening ? `${needsBoundary ? ZERO_WIDTH_SPACE : ''}${marker}` : `${marker}${needsBoundary ? ZERO_WIDTH_SPACE : ''}`;
