@@ -1,6 +1,6 @@
 import type { Token } from 'marked';
 import { lexMarkdown, type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
-import { codeSpan, fencedCodeBlock, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
+import { backslashEscaped, codeSpan, fencedCodeBlock, linkTarget, markdownListItem, quoteLines } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown → what Slack shows, written once with exactly one level of escaping
@@ -117,21 +117,9 @@ export function mrkdwnText(text: string): string {
   return escapeControlCharacters(text);
 }
 
-/**
- * ASCII punctuation standard Markdown may read as markup, backslash-escaped (CommonMark: any
- * ASCII punctuation may be). `#`, `+`, `-`, `=` and a number's `.`/`)` only matter where a line
- * starts.
- */
-function escapeMarkdownText(text: string): string {
-  return text
-    .replace(/[\\`*_~[\]<>&|!]/g, '\\$&')
-    .replace(/(^|\n)([ \t]*)([#+\-=])/g, '$1$2\\$3')
-    .replace(/(^|\n)([ \t]*\d+)([.)])/g, '$1$2\\$3');
-}
-
 /** How `markdown_text` writes each construct. */
 export const MARKDOWN_TEXT_DIALECT: MarkdownDialect = {
-  text: escapeMarkdownText,
+  text: backslashEscaped,
   strong: (inner) => `**${inner}**`,
   emphasis: (inner) => `*${inner}*`,
   strike: (inner) => `~~${inner}~~`,

@@ -1,5 +1,5 @@
 import { type MarkdownDialect, renderMarkdown } from '../../src/channel/markdown.js';
-import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, markdownRule, markdownTable, quoteLines } from '../../src/channel/markdown-syntax.js';
+import { backslashEscaped, codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem, markdownRule, markdownTable, quoteLines } from '../../src/channel/markdown-syntax.js';
 
 /**
  * The agent's Markdown in WeCom's markdown (stream `content` and `markdown` messages), once, with
@@ -14,7 +14,7 @@ import { codeSpan, fencedCodeBlock, fenceLanguage, linkTarget, markdownListItem,
  * - code stays raw inside its span or fence; tables are WeCom's own pipe tables.
  */
 export const WECOM_MARKDOWN_DIALECT: MarkdownDialect = {
-  text: escapeWeComText,
+  text: backslashEscaped,
   strong: (inner) => `**${inner}**`,
   emphasis: (inner) => `*${inner}*`,
   strike: (inner) => inner,
@@ -26,14 +26,6 @@ export const WECOM_MARKDOWN_DIALECT: MarkdownDialect = {
   table: markdownTable,
   rule: markdownRule,
 };
-
-/** `text` as WeCom markdown that shows exactly `text`. */
-export function escapeWeComText(text: string): string {
-  return text
-    .replace(/[\\&<>*_~`[\]|!]/g, (c) => `\\${c}`)
-    .replace(/^([ \t]*)([#+=-])/gm, (_whole, indent: string, lead: string) => `${indent}\\${lead}`)
-    .replace(/^([ \t]*\d+)([.)])/gm, (_whole, number: string, dot: string) => `${number}\\${dot}`);
-}
 
 /** The agent's Markdown as WeCom markdown. */
 export function renderWeComMarkdown(markdown: string): string {

@@ -64,31 +64,34 @@ export function markdownRule(): string {
   return '***';
 }
 
-/** Characters that open or close inline markup wherever they stand (a pipe: a table's cells). */
-const INLINE_MARKUP = /[\\`*_~[\]<|]/g;
-/** What makes a line a heading, a quote, a list item, a rule or a heading's underline, at its start. */
-const LINE_START_MARKUP = /^( {0,3})([#>+=-])/gm;
-/** `1.` or `1)` at a line's start: an ordered list item. */
-const LINE_START_NUMBER = /^( {0,3}\d{1,9})([.)])/gm;
+/**
+ * Prose as standard Markdown that reads back as written: every ASCII punctuation character that
+ * can be markup anywhere is backslash-escaped (CommonMark lets any be), and `#`, `+`, `-`, `=` or a
+ * number's `.`/`)` where a line starts. For the dialects that read CommonMark's escapes (Slack's
+ * `markdown_text`, WeCom) and for {@link literalMarkdown}.
+ */
+export function backslashEscaped(text: string): string {
+  return text
+    .replace(/[\\`*_~[\]<>&|!]/g, '\\$&')
+    .replace(/^([ \t]*)([#+=-])/gm, '$1\\$2')
+    .replace(/^([ \t]*\d+)([.)])/gm, '$1\\$2');
+}
+
 /** What marked links by itself (GFM autolinks): left as written, since an escape inside would become part of the address. */
 const AUTOLINKED = /\b(?:(?:https?|ftp):\/\/|www\.)[^\s<]*/g;
 
 /**
  * `text` as Markdown that shows exactly `text`: what core quotes in its own Markdown texts (a
  * goal, a memory fact, a schedule's task, an agent's name) is somebody's words, not markup, so
- * `snake_case_name` or `**` shows as typed (issue #20). Backslash escapes, which every Markdown
- * reader takes back out; web addresses stay as written, for the platforms that link them.
+ * `snake_case_name` or `**` shows as typed (issue #20). {@link backslashEscaped}, which every
+ * Markdown reader takes back out; web addresses stay as written, for the platforms that link them.
  */
 export function literalMarkdown(text: string): string {
   let out = '';
   let at = 0;
   for (const address of text.matchAll(AUTOLINKED)) {
-    out += escapeMarkup(text.slice(at, address.index)) + address[0];
+    out += backslashEscaped(text.slice(at, address.index)) + address[0];
     at = address.index + address[0].length;
   }
-  return (out + escapeMarkup(text.slice(at))).replace(LINE_START_MARKUP, '$1\\$2').replace(LINE_START_NUMBER, '$1\\$2');
-}
-
-function escapeMarkup(text: string): string {
-  return text.replace(INLINE_MARKUP, '\\$&');
+  return out + backslashEscaped(text.slice(at));
 }
