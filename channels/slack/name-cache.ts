@@ -1,3 +1,5 @@
+import { settledWithin } from '../../src/time.js';
+
 /**
  * Names for the `<@U…>` member and `<#C…>` channel references the model reads (issue #20).
  * Slack's events carry no name for a reference without a label, so each name is asked of Slack
@@ -45,15 +47,10 @@ export class SlackNameCache {
       const name = await entry.name;
       if (name !== undefined) names.set(id, name);
     });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), this.options.waitMs ?? 2000);
-    });
-    const outcome = await Promise.race([Promise.all(lookups), deadline]);
-    clearTimeout(timer);
-    if (outcome === 'late') {
+    if (!(await settledWithin(Promise.all(lookups), this.options.waitMs ?? 2000))) {
       for (const { entry } of waitedFor) if (!entry.isSettled) entry.isSlow = true;
     }
+    // A copy: names that arrive after the wait must not change what this message read.
     return new Map(names);
   }
 
