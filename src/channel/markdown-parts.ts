@@ -1,5 +1,6 @@
 import type { Token, Tokens } from 'marked';
 import { lexMarkdown } from './markdown.js';
+import { fencedCodeBlock } from './markdown-syntax.js';
 
 /**
  * The agent's Markdown cut into parts that each show on their own within a platform's message
@@ -59,9 +60,7 @@ function listPieces(list: Tokens.List, fits: Fits, maxChars: number): string[] {
 
 /** Whole lines per block, each block fenced again with its language; a line too long is cut. */
 function codePieces(code: Tokens.Code, fits: Fits, maxChars: number): string[] {
-  const longestRun = Math.max(0, ...[...code.text.matchAll(/`+/g)].map((run) => run[0].length));
-  const fence = '`'.repeat(Math.max(3, longestRun + 1));
-  const block = (body: string) => `${fence}${code.lang ?? ''}\n${body}\n${fence}\n`;
+  const block = (body: string) => `${fencedCodeBlock(body, code.lang ?? '')}\n`;
   const bodyFits = (body: string) => fits(block(body));
   const lines = code.text.split('\n').flatMap((line) => (bodyFits(line) ? [line] : cutLine(line, bodyFits, maxChars, false)));
   return groupWhile(lines, maxChars, (group) => bodyFits(group.join('\n'))).map((group) => block(group.join('\n')));
