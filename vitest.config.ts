@@ -23,8 +23,8 @@ export default defineConfig({
     // final check that fails the run when a process it started is still running at its end.
     globalSetup: ['test/setup/bundle.ts', 'test/setup/leftover-processes.ts'],
     // Three on two cores: the run waits as much as it computes (fakes' pacing, schedules that fire
-    // every 2 s, servers starting), so two workers kept only ~1.3 cores busy. Measured on the idle
-    // project machine (2026-12-07): 2 workers 515 s, 3 workers 363 s, 4 workers 384 s (and a flake).
+    // every 2 s, servers starting), so two workers kept only ~1.3 cores busy; a fourth was slower
+    // again (docs/benchmarks.md, "The test suite on three workers").
     maxWorkers: 3,
     projects: [
       {

@@ -1,6 +1,6 @@
 /**
  * Bounds for waits in tests that stretch with the machine's load, so a busy machine (the suite's
- * own two workers and their servers, or anything else running) makes a wait longer instead of
+ * own workers and their servers, or anything else running) makes a wait longer instead of
  * making it fail. The bounds exist only to end a run that hangs; tests wait on readiness signals.
  */
 import { availableParallelism, loadavg } from 'node:os';
