@@ -1,5 +1,6 @@
 import { DiscordAPIError, DiscordjsError, HTTPError, RateLimitError } from 'discord.js';
 import { ChannelError, type ErrorCode } from '../../src/errors.js';
+import { redactSecrets } from '../../src/redact.js';
 
 const PLATFORM = 'discord';
 
@@ -68,11 +69,25 @@ export function toChannelError(error: unknown): ChannelError {
   }
   const name = error instanceof Error ? error.name : typeof error;
   const code = (error as { code?: unknown; cause?: { code?: unknown } } | undefined)?.cause?.code ?? (error as { code?: unknown })?.code;
-  return new ChannelError(PLATFORM, 'CHANNEL_UNAVAILABLE', `Discord call failed (${name})`, {
+  return new ChannelError(PLATFORM, 'CHANNEL_UNAVAILABLE', `Discord call failed (${reasonOf(error)})`, {
     status: 502,
     cause: typeof code === 'string' ? { name, code } : { name },
   });
 }
+
+/**
+ * What a failure outside discord.js's own errors says of itself, and of its cause: a network
+ * client's `TypeError: fetch failed` means little without the socket error under it. Secrets an
+ * HTTP client may quote are masked; discord.js never puts a message body in such an error.
+ */
+function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  const cause = error.cause instanceof Error ? `; cause ${error.cause.name}: ${error.cause.message}` : '';
+  return redactSecrets(`${error.name}: ${error.message}${cause}`).slice(0, MAX_REASON_CHARS);
+}
+
+/** Enough of a stranger's error text to recognise it in a log line. */
+const MAX_REASON_CHARS = 300;
 
 /** Gateway close codes after which discord.js gives up (`developers/topics/opcodes-and-status-codes.mdx`). */
 const GATEWAY_CLOSE_REASONS: Readonly<Record<number, { code: ErrorCode; reason: string }>> = {

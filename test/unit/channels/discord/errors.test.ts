@@ -49,8 +49,15 @@ describe('toChannelError', () => {
     await client.destroy();
     expect(toChannelError(tokenInvalid)).toMatchObject({ code: 'CHANNEL_UNAUTHORIZED' });
     expect(toChannelError(new HTTPError(502, 'Bad Gateway', 'GET', 'http://x/api/v10/gateway/bot', { body: undefined }))).toMatchObject({ code: 'CHANNEL_UNAVAILABLE' });
-    const stranger = toChannelError(new TypeError('fetch failed'));
+    const socketClosed = Object.assign(new Error('other side closed'), { name: 'SocketError', code: 'UND_ERR_SOCKET' });
+    const stranger = toChannelError(new TypeError('fetch failed', { cause: socketClosed }));
     expect(stranger).toBeInstanceOf(ChannelError);
-    expect(stranger).toMatchObject({ code: 'CHANNEL_UNAVAILABLE', message: 'Discord call failed (TypeError)' });
+    expect(stranger).toMatchObject({
+      code: 'CHANNEL_UNAVAILABLE',
+      message: 'Discord call failed (TypeError: fetch failed; cause SocketError: other side closed)',
+      cause: { name: 'TypeError', code: 'UND_ERR_SOCKET' },
+    });
+    const quoting = toChannelError(new Error('request to https://discord.com/api/webhooks/1/abc?token=s3cr3t-value failed'));
+    expect(quoting.message).not.toContain('s3cr3t-value');
   });
 });
