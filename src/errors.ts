@@ -19,6 +19,8 @@ export type ErrorCode =
   /** The model's endpoint refused the key, does not know the model, rate limits or cannot be reached: the person is told which. */
   | 'MODEL_UNAVAILABLE'
   | 'RUN_CANCELLED'
+  /** Another process ended the run while this one held it (its lease ran out in a stall): that process answers, this one stays silent. */
+  | 'RUN_TAKEN_OVER'
   | 'INBOUND_QUEUE_FULL'
   | 'INBOUND_QUEUE_CLOSED'
   | 'DUPLICATE_DELIVERY'

@@ -93,6 +93,7 @@ function cardReply(target: ReplyTarget, options: DingTalkEgressOptions, cards: C
   );
   return {
     update: (text) => inner.update(text),
+    abandon: () => inner.abandon(),
     resumeAnchor: () => inner.resumeAnchor(),
     finalLeft: () => continuedUnder(inner.finalLeft(), target.replyTo.messageId),
     finish: async (text, outcome) => {

@@ -95,6 +95,10 @@ export function createDiscordEgress(options: DiscordEgressOptions): ChannelEgres
       return {
         update: (text) => reply.update(text),
         finish: (text) => reply.finish(text).finally(() => typing.stop(channelId)),
+        abandon: () => {
+          reply.abandon();
+          typing.stop(channelId);
+        },
         resumeAnchor: () => reply.resumeAnchor(),
         finalLeft: () => reply.finalLeft(),
       };

@@ -62,6 +62,7 @@ export function createFeishuEgress(options: FeishuEgressOptions): ChannelEgress 
       const messageId = target.replyTo.messageId;
       return {
         update: (text) => inner.update(text),
+        abandon: () => inner.abandon(),
         resumeAnchor: () => inner.resumeAnchor(),
         // The person's message, not the last card: it is where the DONE reaction goes.
         finalLeft: () => continuedUnder(inner.finalLeft(), messageId),

@@ -96,6 +96,10 @@ function withReactions(inner: Reply, phase: ReplyPhase, options: { api: SlackApi
       latest = text;
       inner.update(text);
     },
+    abandon: () => {
+      phase.isFinal = true;
+      inner.abandon?.();
+    },
     async finish(text, outcome) {
       phase.isFinal = true;
       try {

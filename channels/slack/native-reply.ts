@@ -99,6 +99,11 @@ export class SlackStreamReply implements Reply {
     return this.finishing;
   }
 
+  abandon(): void {
+    this.finishing ??= Promise.resolve();
+    this.fallback?.abandon?.();
+  }
+
   private pump(): void {
     if (this.finishing || this.fallback || this.inFlight || this.timer || this.pending === undefined) return;
     const { gate, appendBudget, now } = this.options;

@@ -51,6 +51,12 @@ class WebReply implements Reply {
     return this.finishing;
   }
 
+  abandon(): void {
+    this.finishing ??= Promise.resolve();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   private flushPartial(): void {
     this.timer = undefined;
     const text = this.pending;

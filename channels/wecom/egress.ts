@@ -103,6 +103,7 @@ function streamReply(target: ReplyTarget, frame: ReplyFrame, options: WeComEgres
   );
   return {
     update: (text) => inner.update(text),
+    abandon: () => inner.abandon(),
     resumeAnchor: () => inner.resumeAnchor(),
     finalLeft: () => inner.finalLeft(),
     finish: async (text, outcome) => {

@@ -99,14 +99,15 @@ export class RedisBus implements InboundBus {
     // Redis outage (BullMQ requires no per-command limit there).
     const connection = new Redis(this.options.url, { maxRetriesPerRequest: null });
     connection.on('error', () => undefined);
-    const worker = new Worker<InboundMessage>(QUEUE_NAME, (job) => this.handle(job, handler), {
+    const lockDuration = (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 2;
+    const worker = new Worker<InboundMessage>(QUEUE_NAME, (job, token) => this.handle(job, token, lockDuration, handler), {
       connection,
       prefix: this.options.prefix ?? 'deerflow',
       concurrency: this.options.concurrency,
       // A dead worker's lock runs out within half the handover and the next stall check, a quarter
       // later, hands its message on; a live worker renews every quarter, so a stall of the event
       // loop shorter than that never hands a message it still runs to another process.
-      lockDuration: (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 2,
+      lockDuration,
       stalledInterval: (this.options.handoverMs ?? DEFAULT_HANDOVER_MS) / 4,
     });
     worker.on('error', (error) => this.options.logger.warn({ err: describeError(error) }, 'inbound worker error'));
@@ -175,13 +176,19 @@ export class RedisBus implements InboundBus {
     }
   }
 
-  private async handle(job: Job<InboundMessage>, handler: InboundHandler): Promise<void> {
+  private async handle(job: Job<InboundMessage>, token: string | undefined, lockDuration: number, handler: InboundHandler): Promise<void> {
     const controller = new AbortController();
     const key = `${job.id}\n${++this.handled}`;
     this.inFlight.set(key, controller);
+    // Renewing the lock is the check: it fails once another worker holds the job.
+    const isStillHeld = async (): Promise<boolean> => {
+      if (token === undefined) return true;
+      const renewed = await within(job.extendLock(token, lockDuration), COMMAND_TIMEOUT_MS).catch(() => undefined);
+      return renewed !== 0;
+    };
     try {
       // BullMQ counts a job whose worker stopped renewing its lock (a dead process) as stalled.
-      await handler(job.data, controller.signal, { redelivered: job.stalledCounter > 0 });
+      await handler(job.data, controller.signal, { redelivered: job.stalledCounter > 0, isStillHeld });
     } catch (error) {
       // The manager handles its own errors; reaching here is a bug, never a reason to retry.
       this.options.logger.error({ channel: job.data.channel, err: describeError(error) }, 'inbound handler threw');

@@ -7,6 +7,13 @@ export interface Delivery {
    * after its lock ran out). Its dedupe claim is the dead worker's, not a sign of a duplicate.
    */
   redelivered: boolean;
+  /**
+   * Whether this process still holds the message, asked right before a final goes out: a process
+   * whose event loop stalled past the handover may find another has taken it over (and answers
+   * it). Absent where a message cannot pass to another process (the in-process bus). Resolves
+   * true when the bus cannot tell (answering twice beats never answering).
+   */
+  isStillHeld?: () => Promise<boolean>;
 }
 
 /** Handles one message; `signal` aborts when shutdown's grace period ran out. */

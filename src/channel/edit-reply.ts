@@ -81,7 +81,7 @@ function isBlank(text: string): boolean {
  *
  * Never logs message text.
  */
-export function createEditReply(primitives: EditPrimitives, options: EditReplyOptions): Reply & Required<Pick<Reply, 'resumeAnchor' | 'finalLeft'>> {
+export function createEditReply(primitives: EditPrimitives, options: EditReplyOptions): Reply & Required<Pick<Reply, 'abandon' | 'resumeAnchor' | 'finalLeft'>> {
   return new EditReply(primitives, options);
 }
 
@@ -131,6 +131,13 @@ class EditReply implements Reply {
   finish(text: string): Promise<void> {
     this.finishing ??= this.deliverFinal(text);
     return this.finishing;
+  }
+
+  abandon(): void {
+    this.finishing ??= Promise.resolve();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = undefined;
   }
 
   resumeAnchor(): ReplyAnchor {

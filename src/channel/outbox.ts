@@ -138,6 +138,10 @@ export class Outbox {
     let finishing: Promise<void> | undefined;
     return {
       update: (text) => reply.update(text),
+      abandon: () => {
+        finishing ??= Promise.resolve();
+        reply.abandon?.();
+      },
       resumeAnchor: () => reply.resumeAnchor?.() ?? target.replyTo,
       finish: (text, outcome, files = []) => {
         finishing ??= this.deliverNow({ channel, target, reply, onRefused }, text, outcome, files);

@@ -20,7 +20,7 @@ export interface PartedReplyOptions {
  * edit-style reply, so rate limits, retries and the channel's gate apply to it as to any final.
  * `finalLeft()` gives the Markdown of the parts not yet shown, after the last part shown.
  */
-export function partedReply(options: PartedReplyOptions): Reply & Required<Pick<Reply, 'resumeAnchor' | 'finalLeft'>> {
+export function partedReply(options: PartedReplyOptions): Reply & Required<Pick<Reply, 'abandon' | 'resumeAnchor' | 'finalLeft'>> {
   let finishing: Promise<void> | undefined;
   let shown: { messageId: string; left: string } | undefined;
   const deliver = async (markdown: string): Promise<void> => {
@@ -42,6 +42,10 @@ export function partedReply(options: PartedReplyOptions): Reply & Required<Pick<
     finish: (markdown) => {
       finishing ??= deliver(markdown);
       return finishing;
+    },
+    abandon: () => {
+      finishing ??= Promise.resolve();
+      options.first.abandon?.();
     },
     resumeAnchor: (): ReplyAnchor => options.first.resumeAnchor(),
     finalLeft: (): FinalLeft | undefined => shown && { text: shown.left, anchor: { messageId: shown.messageId } },

@@ -29,6 +29,8 @@ export interface TurnJournal {
   accept(key: DedupeKey, message: InboundMessage): Promise<boolean>;
   /** The turn ended, answered or told: it is not taken up again, and the key still dedupes. */
   finish(key: DedupeKey): Promise<void>;
+  /** Whether the turn under `key` was finished: a worker that took the message over from a stalled one then runs nothing. */
+  hasFinished(key: DedupeKey): Promise<boolean>;
   /** Forgets the key so a redelivery may retry after a failure. */
   release(key: DedupeKey): Promise<void>;
   /**
@@ -82,6 +84,11 @@ export class MemoryTurnJournal implements TurnJournal {
   async finish(key: DedupeKey): Promise<void> {
     const entry = this.entries.get(idOf(key));
     if (entry) delete entry.message;
+  }
+
+  async hasFinished(key: DedupeKey): Promise<boolean> {
+    const entry = this.entries.get(idOf(key));
+    return entry !== undefined && entry.message === undefined;
   }
 
   async release(key: DedupeKey): Promise<void> {

@@ -213,6 +213,12 @@ export interface Reply {
    */
   finish(text: string, outcome?: ReplyOutcome): Promise<void>;
   /**
+   * Stops the reply without a final: partials still waiting are dropped and nothing more is sent
+   * (a `finish` after it sends nothing). For a turn another process took over, which answers into
+   * the same message. Absent: the reply holds nothing back that could go out later.
+   */
+  abandon?(): void;
+  /**
    * Where a final sent later (by the outbox, after this reply failed to deliver it) continues
    * this reply: the message that shows it now, to be finished in place. Absent = the target's
    * own anchor.

@@ -101,6 +101,12 @@ interface TurnOutcome {
   told?: boolean;
   /** A fire-and-forget run that goes on after the turn: the turn is finished once it ends. */
   backgroundRun?: { threadId: string; runId: string };
+  /**
+   * The turn is another process's: one that took the message over while this one stalled past
+   * the handover (it answers), or the stalled one that answered it before this one took it over.
+   * Nothing more is said here, and the journal is left to the other.
+   */
+  leftToAnother?: boolean;
 }
 
 /** What a run produced: the answer text ('' when none), its final state, and whether it failed. */
@@ -108,6 +114,8 @@ interface RunResult {
   failed: boolean;
   text: string;
   values?: unknown;
+  /** The run was taken over by the process that took the message over: nothing is to be delivered. */
+  takenOver?: boolean;
 }
 
 /**
@@ -170,10 +178,16 @@ export class ChannelManager {
     if (message.resumes !== undefined) log.warn({ resumes: message.resumes }, 'turn taken up again after the server restarted');
     log.info({ kind: message.kind, chars: message.text.length }, 'inbound accepted');
     let reply: DurableReply | undefined;
-    let isReleased = false;
+    /** Released (a redelivery may try again), or in the hands of another worker. */
+    let isTurnSettled = false;
     let backgroundRun: TurnOutcome['backgroundRun'];
+    // Set when the bus says, as a final is about to go out, that another process has the message now.
+    let isLost = false;
     try {
-      const answer = this.replyTo(message, channel);
+      const answer = this.fenced(this.replyTo(message, channel), delivery, () => {
+        isLost = true;
+        log.warn('turn taken over by another process; it answers');
+      });
       reply = answer;
       const outcome = await this.untilDatabaseAnswers(async () => {
         // Only the gate says who a chat sender is; event platforms (GitHub) name the agent's owner themselves.
@@ -183,11 +197,15 @@ export class ChannelManager {
           await answer.finish(identified, FAILED);
           return { failed: false, told: true };
         }
-        if (delivery.redelivered) await this.awaitDeadRun(identified, signal, log);
+        if (delivery.redelivered && (await this.wasAnsweredByFirstWorker(identified, key, signal, log))) return LEFT_TO_ANOTHER;
         return identified.kind === 'command'
           ? this.handleCommand(identified, answer, channel, signal)
           : this.handleSlashSkillOrChat(identified, answer, channel, signal);
       }, signal, log);
+      if (outcome.leftToAnother || isLost) {
+        isTurnSettled = true;
+        return;
+      }
       if (outcome.told) {
         this.answered(message, 'failed');
         return;
@@ -195,21 +213,22 @@ export class ChannelManager {
       backgroundRun = outcome.backgroundRun;
       if (outcome.failed && key) {
         await this.release(key, log);
-        isReleased = true;
+        isTurnSettled = true;
       }
       this.answered(message, outcome.failed ? 'failed' : 'ok');
     } catch (error) {
       log.error({ err: describeError(error) }, 'handling failed');
-      if (key) {
-        await this.release(key, log);
-        isReleased = true;
+      isTurnSettled = true;
+      // A message another process took over is that process's to answer, release or finish.
+      if (!isLost) {
+        if (key) await this.release(key, log);
+        await reply
+          ?.finish(writtenMessageOf(error), FAILED)
+          .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
+        this.answered(message, 'failed');
       }
-      await reply
-        ?.finish(writtenMessageOf(error), FAILED)
-        .catch((e: unknown) => log.warn({ err: describeError(e) }, 'could not deliver the error reply'));
-      this.answered(message, 'failed');
     } finally {
-      if (key && !isReleased) {
+      if (key && !isTurnSettled) {
         if (backgroundRun) this.finishTurnWhenRunEnds(key, backgroundRun, log);
         else await this.finishTurn(key, log);
       }
@@ -302,9 +321,30 @@ export class ChannelManager {
     if (this.deps.outbox) return this.deps.outbox.durable(message.channel, target, reply, onRefused);
     return {
       update: (text) => reply.update(text),
+      abandon: () => reply.abandon?.(),
       finish: async (text, outcome, files = []) => {
         await reply.finish(text, outcome);
         await this.files.send(channel, target, files);
+      },
+    };
+  }
+
+  /**
+   * `reply`, whose finals first ask the bus whether this process still holds the message. A
+   * process whose event loop stalled past the handover may find that another took the message
+   * over meanwhile and answers it: the final is then not sent, the reply is abandoned and
+   * `onLost` is told. A bus that cannot lose a message (in-process) gives no such check.
+   */
+  private fenced(reply: DurableReply, delivery: Delivery, onLost: () => void): DurableReply {
+    const { isStillHeld } = delivery;
+    if (isStillHeld === undefined) return reply;
+    return {
+      update: (text) => reply.update(text),
+      abandon: () => reply.abandon?.(),
+      finish: async (text, outcome, files) => {
+        if (await isStillHeld()) return reply.finish(text, outcome, files);
+        reply.abandon?.();
+        onLost();
       },
     };
   }
@@ -334,15 +374,37 @@ export class ChannelManager {
   }
 
   /**
-   * A redelivered message's first worker died mid-run; that run still holds the thread until its
-   * lease runs out (30 s), and would make this attempt "busy". Waits for it, polling, up to
-   * {@link DEAD_RUN_WAIT_MS}.
+   * A redelivered message's first worker stopped renewing its claim: it died, or its event loop
+   * stalled past the handover. Its run holds the thread until it ends or its lease runs out, and
+   * would make this attempt "busy": waits for it, polling, up to {@link DEAD_RUN_WAIT_MS}. True
+   * when the first worker was alive after all and finished the turn meanwhile: nothing is run or
+   * sent again (the person has the answer; the model is not asked twice). Its final follows the
+   * end of its run closely, so a turn found open right after a run ended is looked at once more.
    */
-  private async awaitDeadRun(message: InboundMessage, signal: AbortSignal, log: Logger): Promise<void> {
+  private async wasAnsweredByFirstWorker(message: InboundMessage, key: DedupeKey | undefined, signal: AbortSignal, log: Logger): Promise<boolean> {
     const threadId = message.scheduled?.threadId ?? (await this.deps.threads.find(message));
-    if (threadId === undefined) return;
-    log.info('waiting for the run of a worker that died to release the thread');
-    await this.awaitIdleThread(threadId, DEAD_RUN_WAIT_MS, signal);
+    if (threadId !== undefined) {
+      log.info('waiting for the run of a worker that died to release the thread');
+      const waited = await this.awaitIdleThread(threadId, DEAD_RUN_WAIT_MS, signal);
+      if (key !== undefined && waited && !(await this.hasFinished(key, log))) await sleep(IDLE_THREAD_POLL_MS, signal).catch(() => undefined);
+    }
+    if (key === undefined || !(await this.hasFinished(key, log))) return false;
+    log.info('message taken over was answered by its first worker; not run again');
+    return true;
+  }
+
+  /**
+   * Whether the journal has the turn finished. A look that fails (other than an outage, which is
+   * waited out) says no, so the turn runs again: answering twice beats never answering.
+   */
+  private async hasFinished(key: DedupeKey, log: Logger): Promise<boolean> {
+    try {
+      return await this.deps.turns.hasFinished(key);
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) throw error;
+      log.warn({ err: describeError(error) }, 'could not read whether the turn was answered; running it');
+      return false;
+    }
   }
 
   /**
@@ -530,6 +592,11 @@ export class ChannelManager {
       }
       throw error;
     }
+    if (result.takenOver) {
+      reply.abandon?.();
+      this.deps.logger.warn({ channel: message.channel, chatId: message.chatId, messageId: message.messageId }, 'turn taken over by another process; it answers');
+      return LEFT_TO_ANOTHER;
+    }
     const outputs = result.failed ? { files: [], names: [] } : await this.files.presented(result.values, userId, threadId);
     const filesLine = createdFilesText(outputs.names);
     await reply.finish(
@@ -628,6 +695,7 @@ export class ChannelManager {
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run stream broke');
     }
     if (!failed) return { failed, text: extractFinalText(lastValues) || streamed.text, values: lastValues };
+    if (runError?.error === 'RUN_TAKEN_OVER') return { failed, text: '', takenOver: true };
     const text = signal.aborted
       ? streamed.text
         ? MESSAGES.cutShort(streamed.text)
@@ -647,6 +715,7 @@ export class ChannelManager {
       return { failed: false, text: extractFinalText(values), values };
     } catch (error) {
       if (isRefusal(error)) throw error;
+      if (error instanceof AppError && error.code === 'RUN_TAKEN_OVER') return { failed: true, text: '', takenOver: true };
       this.deps.logger.warn({ threadId, err: describeError(error) }, 'run failed');
       const notice = error instanceof AppError && NAMED_RUN_FAILURES.has(error.code) ? error.userMessage : undefined;
       return { failed: true, text: signal.aborted ? MESSAGES.shuttingDown : (notice ?? MESSAGES.streamError) };
@@ -696,6 +765,7 @@ export class ChannelManager {
 /** The outcome of replies that say something went wrong (an error, a refusal, a busy thread). */
 const FAILED = { failed: true } as const;
 const FIRST_DELIVERY: Delivery = { redelivered: false };
+const LEFT_TO_ANOTHER: TurnOutcome = { failed: false, leftToAnother: true };
 const DEFAULT_DATABASE_WAIT_MS = 15 * 60_000;
 const FIRST_DATABASE_RETRY_MS = 500;
 const MAX_DATABASE_RETRY_MS = 5000;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastUserText } from '../fakes/openai/index.js';
 import { FakeTelegram } from '../fakes/telegram/index.js';
 import { hasScaleOutServices, type ScaledOutDeployment, startScaledOutDeployment } from '../helpers/scaled-out-deployment.js';
 import { channelStarted, type ServerProcess } from './server-process.js';
@@ -86,5 +87,60 @@ describe.skipIf(!hasScaleOutServices)('scaled out on PostgreSQL and Redis', () =
     expect(final.replyTo).toBe(question.message_id);
     expect(telegram.botMessages(chatId)).toHaveLength(1);
     expect(attempts).toBe(2);
+  });
+
+  it('answers once when the process answering froze past the handover: it stands down, or the other finds the turn answered', async () => {
+    // A killed process has a signal, not an exit code.
+    const running = () => deployment.servers.filter((server) => server.child.exitCode === null && server.child.signalCode === null);
+    while (running().length < 2) await deployment.startServer();
+    const alive = running();
+    const text = 'please answer through a freeze';
+    const slowAnswer = Array.from({ length: 12 }, (_, i) => `part${i} `);
+    const firstFinal = slowAnswer.join('');
+    const takerFinal = 'Answered by the process that took over.';
+    let asked = 0;
+    deployment.model.respond = (request) => {
+      if (lastUserText(request.messages) !== text) return { text: 'unrelated' };
+      return ++asked === 1 ? { chunks: slowAnswer, chunkDelayMs: 250 } : { text: takerFinal };
+    };
+    const chatId = 7400;
+    const question = telegram.sendUserMessage({ chatId, chatType: 'private', text });
+    // Message ids count per chat: the chat tells this message from the cases' before.
+    const isThisMessage = (what: string) => (entry: Record<string, unknown>) =>
+      entry.msg === what && entry.chatId === String(chatId) && entry.messageId === String(question.message_id);
+    const working = await Promise.any(
+      alive.map(async (server) => {
+        await server.waitForLog(isThisMessage('inbound accepted'), 15_000);
+        return server;
+      }),
+    );
+    const other = alive.find((server) => server !== working) as ServerProcess;
+    await telegram.waitFor(() => telegram.botMessages(chatId).some((m) => m.text.startsWith('part0')), 15_000);
+    // An event loop that stalls past the handover, as on an overloaded machine: the other process
+    // takes the message over meanwhile, and the frozen one goes on where it was.
+    working.child.kill('SIGSTOP');
+    try {
+      await other.waitForLog(isThisMessage('message taken over from a worker that died'), 60_000);
+    } finally {
+      working.child.kill('SIGCONT');
+    }
+    // Either the frozen process's run was taken over (it stands down, the other answers), or it
+    // kept its run and answered (the other finds the turn finished and runs nothing).
+    const outcome = await Promise.any([
+      working.waitForLog(isThisMessage('turn taken over by another process; it answers'), 60_000).then(() => 'stood down'),
+      other.waitForLog(isThisMessage('message taken over was answered by its first worker; not run again'), 60_000).then(() => 'answered first'),
+    ]);
+    const final = outcome === 'stood down' ? takerFinal : firstFinal;
+    await telegram.waitFor(() => telegram.botMessages(chatId).find((m) => m.text === final), 60_000);
+    // A message after it, answered: whatever either process still had on its way has arrived by then.
+    const probe = telegram.sendUserMessage({ chatId: 7401, chatType: 'private', text: 'anything else?' });
+    await telegram.waitFor(() => telegram.botMessages(7401).find((m) => m.replyTo === probe.message_id && m.text === 'unrelated'), 30_000);
+    expect(asked).toBe(outcome === 'stood down' ? 2 : 1);
+    const [reply, ...more] = telegram.botMessages(chatId);
+    expect(more).toEqual([]);
+    expect(reply?.replyTo).toBe(question.message_id);
+    // One final in the message's history, and it is the text shown at the end.
+    expect(reply?.history.filter((shown) => shown === firstFinal || shown === takerFinal)).toEqual([final]);
+    expect(reply?.text).toBe(final);
   });
 });

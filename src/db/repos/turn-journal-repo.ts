@@ -41,6 +41,11 @@ export class SqlTurnJournal implements TurnJournal {
     await this.statements.finish.execute({ ...key });
   }
 
+  async hasFinished(key: DedupeKey): Promise<boolean> {
+    const [row] = await this.db.select({ finishedAt: inboundDedupe.finishedAt }).from(inboundDedupe).where(matches(key));
+    return row?.finishedAt !== null && row?.finishedAt !== undefined;
+  }
+
   async release(key: DedupeKey): Promise<void> {
     await this.db.delete(inboundDedupe).where(matches(key));
   }

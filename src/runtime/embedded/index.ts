@@ -56,7 +56,7 @@ import {
   scheduleOriginIn,
   toAgentError,
 } from './run-request.js';
-import { RunStore, toRunInfo } from './run-store.js';
+import { type RunEnding, RunStore, toRunInfo } from './run-store.js';
 import { serializeMessage, serializeUpdates, serializeValues, streamMetadataPicker, usageOfLastTurn } from './serialize.js';
 import { abortable, delay } from './waiting.js';
 
@@ -116,6 +116,11 @@ export interface EmbeddedRuntimeOptions {
 
 
 const DEFAULT_MAX_BACKGROUND_RUNS = 4;
+/**
+ * Why a run's controller aborts when another process took its thread over (this one stalled past
+ * its lease): the run then stops without a word, and the process that took the message answers.
+ */
+const TAKEN_OVER = 'taken over';
 /** How often `joinRun` looks at a run held by another process. */
 const JOIN_POLL_MS = 250;
 
@@ -375,7 +380,10 @@ class EmbeddedRuntime implements AgentRuntime {
     const lease = setInterval(() => {
       this.store
         .renewLease(run.run_id)
-        .then((status) => status === 'interrupted' && controller.abort())
+        .then((hold) => {
+          if (hold === 'cancelled') controller.abort();
+          else if (hold === 'taken-over') controller.abort(TAKEN_OVER);
+        })
         .catch((error: unknown) => this.options.logger.warn({ runId: run.run_id, err: describeError(error) }, 'lease renewal failed'));
     }, this.leaseRenewMs);
     lease.unref();
@@ -462,10 +470,17 @@ class EmbeddedRuntime implements AgentRuntime {
         inputMessages.map((m) => new HumanMessage({ content: m.content, additional_kwargs: m.additional_kwargs ?? {} })),
       );
       const goals = this.options.goals;
+      const success = () => ({ status: 'success' as const, ...usageOutcome(lastValues?.messages ?? []) });
+      // Ended by another process meanwhile (a cancel there, or a takeover): nothing of it is this process's to deliver.
+      const stopUnlessFinished = (ending: RunEnding) => {
+        if (ending === 'finished') return;
+        controller.abort(ending === 'taken-over' ? TAKEN_OVER : undefined);
+        throw new Error(`run ended by another process (${ending})`);
+      };
       // Most threads have no goal: then the run ends in the statement that found none.
-      const endedWithoutGoal =
-        goals?.config.enabled === true &&
-        (await this.store.finishRunUnlessGoal(ref, { status: 'success', ...usageOutcome(lastValues?.messages ?? []) }));
+      const ending = goals?.config.enabled === true ? await this.store.finishRunUnlessGoal(ref, success()) : undefined;
+      if (ending !== undefined && ending !== 'goal') stopUnlessFinished(ending);
+      const endedWithoutGoal = ending === 'finished';
       if (goals?.config.enabled && !endedWithoutGoal) {
         await driveGoal({
           store: goals.store,
@@ -479,15 +494,21 @@ class EmbeddedRuntime implements AgentRuntime {
           logger: this.options.logger,
         });
       }
-      if (!endedWithoutGoal) await this.store.finishRun(ref, { status: 'success', ...usageOutcome(lastValues?.messages ?? []) });
+      if (!endedWithoutGoal) stopUnlessFinished(await this.store.finishRun(ref, success()));
       this.options.afterRun?.({ threadId: run.thread_id, memoryOwner, modelName: model.name, messages: lastValues?.messages ?? [] });
       return { ok: true, values: serializeValues(lastValues) };
     } catch (error) {
       const cancelled = controller.signal.aborted;
-      const failure = cancelled
-        ? new AgentError('RUN_CANCELLED', 'run cancelled', { status: 409, userMessage: 'The run was cancelled.' })
-        : toAgentError(error, recursionLimit);
-      this.options.logger.warn({ runId: run.run_id, threadId: run.thread_id, err: describeError(error) }, cancelled ? 'run cancelled' : 'run failed');
+      const takenOver = controller.signal.reason === TAKEN_OVER;
+      const failure = takenOver
+        ? new AgentError('RUN_TAKEN_OVER', 'run taken over by another process', { status: 409 })
+        : cancelled
+          ? new AgentError('RUN_CANCELLED', 'run cancelled', { status: 409, userMessage: 'The run was cancelled.' })
+          : toAgentError(error, recursionLimit);
+      this.options.logger.warn(
+        { runId: run.run_id, threadId: run.thread_id, err: describeError(error) },
+        takenOver ? 'run taken over by another process after its lease ran out; this one stops' : cancelled ? 'run cancelled' : 'run failed',
+      );
       sink?.push({ event: 'error', data: { error: failure.code, message: failure.userMessage } });
       await this.store
         .finishRun(ref, { status: cancelled ? 'interrupted' : 'error', error: failure.message })

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { type Database, FOREIGN_KEY_VIOLATION, sqlState, UNIQUE_VIOLATION } from '../../db/index.js';
 import { runs, type TokenUsage, threadGoals, threads } from '../../db/schema/index.js';
 import { ConflictError, NotFoundError, ThreadBusyError } from '../../errors.js';
@@ -8,6 +8,35 @@ type ThreadRow = typeof threads.$inferSelect;
 type RunRow = typeof runs.$inferSelect;
 
 const ACTIVE: RunStatus[] = ['pending', 'running'];
+
+/**
+ * Whether a run is still this process's to carry on: `held`, or how another process ended it —
+ * `cancelled` (a cancel that reached it there) or `taken-over` (any other end: its lease ran out
+ * and the run that took the thread marked it failed).
+ */
+export type RunHold = 'held' | 'cancelled' | 'taken-over';
+
+/** How ending a run went: this process ended it, or how another one had ended it already. */
+export type RunEnding = 'finished' | Exclude<RunHold, 'held'>;
+
+/** How another process ended a run this one still ran; a run deleted with its thread counts as cancelled. */
+function endedElsewhere(status: RunStatus | null | undefined): Exclude<RunHold, 'held'> {
+  return status === 'interrupted' || status === null || status === undefined ? 'cancelled' : 'taken-over';
+}
+
+/**
+ * A run's status as the statement that ends it found it (a statement's subqueries see the rows as
+ * they were before its CTEs changed them): still active means this statement ended it. No row
+ * (the thread is gone) counts as ended here.
+ */
+function endingOf(priorStatus: RunStatus | null | undefined): RunEnding {
+  if (priorStatus === undefined || (priorStatus !== null && ACTIVE.includes(priorStatus))) return 'finished';
+  return endedElsewhere(priorStatus);
+}
+
+function priorStatusOf(runId: string | Placeholder): SQL<RunStatus | null> {
+  return sql<RunStatus | null>`(select ${runs.status} from ${runs} where ${runs.id} = ${runId})`;
+}
 
 /** Threads and runs in the database: the single source of truth for "is this thread busy". */
 export class RunStore {
@@ -105,21 +134,30 @@ export class RunStore {
     return row;
   }
 
-  /** Extends the lease; returns the stored status so a cancel from another process is noticed. */
-  async renewLease(runId: string): Promise<RunStatus | undefined> {
+  /**
+   * Extends the lease while the run is active. Says so when another process ended it meanwhile:
+   * a cancel that reached it there, or a takeover after its lease ran out (the event loop stalled
+   * past it, and the thread was admitted to a run of the process that took the message over).
+   */
+  async renewLease(runId: string): Promise<RunHold> {
     const [row] = await this.db
       .update(runs)
       .set({ leaseExpiresAt: this.leaseDeadline() })
       .where(and(eq(runs.id, runId), inArray(runs.status, ACTIVE)))
       .returning({ status: runs.status });
-    return row?.status;
+    if (row) return 'held';
+    const [ended] = await this.db.select({ status: runs.status }).from(runs).where(eq(runs.id, runId));
+    return endedElsewhere(ended?.status);
   }
 
-  /** Records how the run ended and touches its thread, in one statement. */
+  /**
+   * Records how the run ended and touches its thread, in one statement. Resolves `finished`, or
+   * how another process had ended the run already (then nothing is changed).
+   */
   async finishRun(
     run: { id: string; threadId: string },
     outcome: { status: RunStatus; error?: string; usage?: TokenUsage },
-  ): Promise<void> {
+  ): Promise<RunEnding> {
     const now = new Date();
     const finished = this.db.$with('finished_run', {}).as(
       this.db
@@ -128,19 +166,26 @@ export class RunStore {
         .where(and(eq(runs.id, run.id), inArray(runs.status, ACTIVE)))
         .getSQL(),
     );
-    await this.db.with(finished).update(threads).set({ updatedAt: now }).where(eq(threads.id, run.threadId));
+    const [row] = await this.db
+      .with(finished)
+      .update(threads)
+      .set({ updatedAt: now })
+      .where(eq(threads.id, run.threadId))
+      .returning({ priorStatus: priorStatusOf(run.id) });
+    return endingOf(row?.priorStatus);
   }
 
   /**
    * `finishRun`, unless the thread has a goal: then nothing is changed and the caller judges the
    * goal first (and finishes the run after). One statement either way, so a run on a thread
    * without a goal (the common case) ends in the same round trip that looked for one, at the
-   * moment the goal loop would have looked. Resolves true when the run was finished.
+   * moment the goal loop would have looked. Resolves `finished` when the run was finished, `goal`
+   * when the thread has one, or how another process had ended the run already.
    */
   async finishRunUnlessGoal(
     run: { id: string; threadId: string },
     outcome: { status: RunStatus; error?: string; usage?: TokenUsage },
-  ): Promise<boolean> {
+  ): Promise<RunEnding | 'goal'> {
     const [row] = await this.statements.finishRunUnlessGoal.execute({
       runId: run.id,
       threadId: run.threadId,
@@ -150,7 +195,7 @@ export class RunStore {
       // Text: drizzle's postgres-js driver hands timestamps to the wire as the strings it makes of them.
       now: new Date().toISOString(),
     });
-    return row?.hasGoal !== true;
+    return row?.hasGoal === true ? 'goal' : endingOf(row?.priorStatus);
   }
 
   /** Marks an active run interrupted, for a cancel that reaches a run this process does not hold. */
@@ -214,7 +259,11 @@ function perRunStatements(db: Database) {
   const touched = db.$with('touched_thread', {}).as(db.update(threads).set({ updatedAt: now }).where(and(eq(threads.id, threadId), noGoal)).getSQL());
   const finishRunUnlessGoal = db
     .with(goal, finished, touched)
-    .select({ hasGoal: sql<boolean>`exists (select 1 from ${goal})` })
+    // The main query sees the rows as they were before the CTEs changed them.
+    .select({
+      hasGoal: sql<boolean>`exists (select 1 from ${goal})`,
+      priorStatus: priorStatusOf(placeholder('runId')),
+    })
     .from(threads)
     .where(eq(threads.id, threadId))
     .prepare('finish_run_unless_goal');

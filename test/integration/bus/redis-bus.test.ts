@@ -115,6 +115,31 @@ describe.skipIf(!redisUrl)('RedisBus', () => {
     expect(await unreachable.hasRoom()).toBe(false);
   });
 
+  it('tells a worker whose message another worker has taken over that it no longer holds it', async () => {
+    const b = bus({ concurrency: 1 });
+    const held: boolean[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    b.start(async (_m, _signal, delivery) => {
+      held.push((await delivery?.isStillHeld?.()) ?? true);
+      await released;
+      held.push((await delivery?.isStillHeld?.()) ?? true);
+    });
+    await commit(b, message('mine, then theirs'));
+    await until(() => held.length === 1);
+    // What a worker that took the job over after a stall holds: the lock, under its own token.
+    const redis = new Redis(redisUrl as string);
+    const [lock] = await redis.keys(`${prefix}:*:lock`);
+    expect(lock).toBeDefined();
+    await redis.set(lock as string, 'another-worker-token', 'PX', 10_000);
+    await redis.quit();
+    release();
+    await until(() => held.length === 2);
+    expect(held).toEqual([true, false]);
+  });
+
   it('lets in-flight work finish within the grace period, then aborts it; refuses commits after stop', async () => {
     const b = bus({ concurrency: 1 });
     const outcomes: string[] = [];

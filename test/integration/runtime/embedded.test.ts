@@ -106,21 +106,53 @@ describe.each(testDatabaseKinds())('embedded runtime on %s', (kind) => {
     await expect(runtime.waitRun(thread.thread_id, ask('three'))).resolves.toBeDefined();
   });
 
-  it('cancels a run: the stream ends with an error part and the run is interrupted', async () => {
+  /**
+   * A run streaming 80 slow tokens; `meanwhile` is called once, at its third part. Resolves with
+   * every part the stream gave.
+   */
+  async function longRun(meanwhile: (threadId: string, runId: string) => Promise<void>): Promise<{ threadId: string; runId: string; parts: StreamPart[] }> {
     const thread = await runtime.createThread();
-    model.enqueue({ chunks: Array.from({ length: 40 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
+    model.enqueue({ chunks: Array.from({ length: 80 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
     const { run, events } = await runtime.streamRun(thread.thread_id, ask('long', { stream_mode: ['messages-tuple'] }));
     const parts: StreamPart[] = [];
     for await (const part of events) {
       parts.push(part);
-      if (parts.length === 3) await runtime.cancelRun(thread.thread_id, run.run_id);
+      if (parts.length === 3) await meanwhile(thread.thread_id, run.run_id);
     }
+    return { threadId: thread.thread_id, runId: run.run_id, parts };
+  }
+
+  it('cancels a run: the stream ends with an error part and the run is interrupted', async () => {
+    const { threadId, runId, parts } = await longRun((thread, run) => runtime.cancelRun(thread, run));
     expect(parts.at(-1)).toEqual({ event: 'error', data: { error: 'RUN_CANCELLED', message: 'The run was cancelled.' } });
-    expect((await runtime.getRun(thread.thread_id, run.run_id)).status).toBe('interrupted');
+    expect((await runtime.getRun(threadId, runId)).status).toBe('interrupted');
     // The question stays in the conversation even though the run ended early.
-    const state = await runtime.getThread(thread.thread_id);
+    const state = await runtime.getThread(threadId);
     const messages = (state.values?.messages ?? []) as { type: string; content: string }[];
     expect(messages.map((m) => [m.type, m.content])[0]).toEqual(['human', 'long']);
+  });
+
+  it('cancels a run another process holds: the cancel reaches it at its next lease renewal', async () => {
+    const other = await createEmbeddedRuntime({ db: database.db, models, agentsDir: AGENTS_DIR, logger: silentLogger(), leaseMs: 600 });
+    try {
+      const { threadId, runId, parts } = await longRun((thread, run) => other.cancelRun(thread, run));
+      expect(parts.at(-1)).toEqual({ event: 'error', data: { error: 'RUN_CANCELLED', message: 'The run was cancelled.' } });
+      expect(aiText(parts)).not.toContain('w79');
+      expect((await runtime.getRun(threadId, runId)).status).toBe('interrupted');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('stops without a word a run that another process ended after its lease ran out (this one stalled)', async () => {
+    // What the run store does to a run whose lease ran out when another process admits a run on its thread.
+    const { threadId, runId, parts } = await longRun(async (_thread, run) => {
+      await database.db.update(schema.runs).set({ status: 'error', error: 'lease expired: the process running it stopped' }).where(eq(schema.runs.id, run));
+    });
+    expect(parts.at(-1)).toEqual({ event: 'error', data: { error: 'RUN_TAKEN_OVER' } });
+    expect(aiText(parts)).not.toContain('w79');
+    // The taker's record of it stays.
+    expect(await runtime.getRun(threadId, runId)).toMatchObject({ status: 'error' });
   });
 
   it.each([

@@ -33,7 +33,7 @@ describe.each(testDatabaseKinds())('RunStore.finishRunUnlessGoal on %s', (kind) 
     const run = await admitted();
     const before = await threadRow(run.threadId);
     const usage = { input_tokens: 3, output_tokens: 5, total_tokens: 8 };
-    expect(await store.finishRunUnlessGoal(run, { status: 'success', usage })).toBe(true);
+    expect(await store.finishRunUnlessGoal(run, { status: 'success', usage })).toBe('finished');
     const row = await runRow(run.id);
     expect(row?.status).toBe('success');
     expect(row?.usage).toEqual(usage);
@@ -46,18 +46,36 @@ describe.each(testDatabaseKinds())('RunStore.finishRunUnlessGoal on %s', (kind) 
     const run = await admitted();
     await goals.set(run.threadId, 'all tests pass');
     const before = await threadRow(run.threadId);
-    expect(await store.finishRunUnlessGoal(run, { status: 'success' })).toBe(false);
+    expect(await store.finishRunUnlessGoal(run, { status: 'success' })).toBe('goal');
     expect((await runRow(run.id))?.status).toBe('running');
     expect((await runRow(run.id))?.finishedAt).toBeNull();
     expect((await threadRow(run.threadId))?.updatedAt).toEqual(before?.updatedAt);
-    await store.finishRun(run, { status: 'success' });
+    expect(await store.finishRun(run, { status: 'success' })).toBe('finished');
     expect(await store.hasActiveRun(run.threadId)).toBe(false);
   });
 
-  it('leaves a run that already ended as it was', async () => {
+  it('leaves a run another process cancelled as it was, and says so', async () => {
     const run = await admitted();
-    await store.finishRun(run, { status: 'interrupted', error: 'cancelled' });
-    expect(await store.finishRunUnlessGoal(run, { status: 'success' })).toBe(true);
+    await store.requestCancel(run.id);
+    expect(await store.renewLease(run.id)).toBe('cancelled');
+    expect(await store.finishRunUnlessGoal(run, { status: 'success' })).toBe('cancelled');
+    expect(await store.finishRun(run, { status: 'success' })).toBe('cancelled');
     expect((await runRow(run.id))?.status).toBe('interrupted');
+  });
+
+  it('tells a run whose lease ran out and whose thread another process took that it was taken over', async () => {
+    // The lease runs out at once: as for a process whose event loop stalled past it.
+    const stalled = new RunStore(database.db, -1000);
+    const threadId = randomUUID();
+    await stalled.createThread(threadId, {}, 'raise');
+    const first = await stalled.admitRun({ id: randomUUID(), threadId, assistantId: 'lead_agent', metadata: {}, kwargs: {} });
+    const taker = await store.admitRun({ id: randomUUID(), threadId, assistantId: 'lead_agent', metadata: {}, kwargs: {} });
+    const run = { id: first.id, threadId };
+    expect(await store.renewLease(run.id)).toBe('taken-over');
+    expect(await store.finishRunUnlessGoal(run, { status: 'success' })).toBe('taken-over');
+    expect(await store.finishRun(run, { status: 'success' })).toBe('taken-over');
+    expect((await runRow(run.id))?.status).toBe('error');
+    expect(await store.activeRunId(threadId)).toBe(taker.id);
+    expect(await store.renewLease(taker.id)).toBe('held');
   });
 });

@@ -156,6 +156,23 @@ describe('createEditReply: partial updates', () => {
     expect(chat.maxInFlight).toBe(1);
   });
 
+  it('abandoned, sends nothing more: neither the partial waiting for its turn nor a final', async () => {
+    const { chat, reply } = setup({ placeholderId: '55' });
+    chat.isHolding = true;
+    reply.update('a');
+    await vi.advanceTimersByTimeAsync(1000);
+    reply.update('ab');
+    reply.abandon();
+    reply.update('abc');
+    chat.isHolding = false;
+    chat.release();
+    await reply.finish('the final');
+    await vi.advanceTimersByTimeAsync(5000);
+    // The edit already in flight lands; nothing after it.
+    expect(chat.messages.get('55')?.history).toEqual(['Working on it...', 'a']);
+    expect(chat.requests.map((r) => r.text)).toEqual(['a']);
+  });
+
   it('spaces requests at least minEditIntervalMs apart', async () => {
     const { chat, reply } = setup({ placeholderId: '55', minEditIntervalMs: 3000 });
     for (let i = 1; i <= 12; i++) {

@@ -102,6 +102,57 @@ describe('ChannelManager', () => {
       expect(new Set(runtime.requests.map((r) => r.threadId)).size).toBe(1);
     });
 
+    describe('a message two processes held (scaled out, one stalled past the handover)', () => {
+      /** A manager over a journal of its own that holds `text`'s message as accepted. */
+      async function journaled(text: string) {
+        const turns = new MemoryTurnJournal();
+        const message = inbound(text);
+        const key = dedupeKeyOf(message) as DedupeKey;
+        await turns.accept(key, message);
+        return { manager: managerWith({ turns }), turns, message, key };
+      }
+
+      /** Nothing more was sent, and the turn is neither finished nor released: the other process owns it. */
+      async function expectLeftToTheOther({ turns, message, key }: Awaited<ReturnType<typeof journaled>>) {
+        const [reply] = egress.replies;
+        expect(reply?.finals).toEqual([]);
+        expect(reply?.isAbandoned).toBe(true);
+        expect(await turns.hasFinished(key)).toBe(false);
+        expect(await turns.accept(key, message)).toBe(false);
+      }
+
+      it('runs nothing for a message taken over from a stalled worker that answered it meanwhile', async () => {
+        const { manager: taker, turns, message, key } = await journaled('answered already?');
+        await turns.finish(key);
+        runtime.scripts.push([values('a second answer')]);
+        await taker.handle(message, signal, { redelivered: true });
+        expect(runtime.requests).toEqual([]);
+        expect(egress.replies.flatMap((reply) => [...reply.updates, ...reply.finals])).toEqual([]);
+      });
+
+      it('answers a message taken over from a worker that died before it answered', async () => {
+        const { manager: taker, turns, message, key } = await journaled('still open');
+        runtime.scripts.push([values('answered by the taker')]);
+        await taker.handle(message, signal, { redelivered: true });
+        expect(egress.finals).toEqual(['answered by the taker']);
+        expect(await turns.hasFinished(key)).toBe(true);
+      });
+
+      it('says nothing more and leaves the turn to the process that took its run over', async () => {
+        const held = await journaled('mine or yours?');
+        runtime.scripts.push([chunk('half an'), { event: 'error', data: { error: 'RUN_TAKEN_OVER' } }]);
+        await held.manager.handle(held.message, signal);
+        await expectLeftToTheOther(held);
+      });
+
+      it('sends no final once the bus says another process holds the message, and leaves the turn to it', async () => {
+        const held = await journaled('who answers?');
+        runtime.scripts.push([chunk('an answer'), values('an answer, whole')]);
+        await held.manager.handle(held.message, signal, { redelivered: false, isStillHeld: async () => false });
+        await expectLeftToTheOther(held);
+      });
+    });
+
     it('shows the busy text and lets a redelivery retry when the thread is busy', async () => {
       runtime.scripts.push(new ThreadBusyError('t'), [values('done')]);
       const message = inbound('hello');

@@ -23,15 +23,20 @@ export interface RecordedReply {
   failed: (boolean | undefined)[];
   /** `awaitsAnswer` of each final's outcome. */
   awaitsAnswer: (boolean | undefined)[];
+  /** The manager stopped the reply without a final (another process answers). */
+  isAbandoned: boolean;
 }
 
 export class RecordingEgress {
   readonly replies: RecordedReply[] = [];
   reply(target: ReplyTarget): Reply {
-    const record: RecordedReply = { target, updates: [], finals: [], failed: [], awaitsAnswer: [] };
+    const record: RecordedReply = { target, updates: [], finals: [], failed: [], awaitsAnswer: [], isAbandoned: false };
     this.replies.push(record);
     return {
       update: (text) => void record.updates.push(text),
+      abandon: () => {
+        record.isAbandoned = true;
+      },
       finish: async (text, outcome) => {
         record.finals.push(text);
         record.failed.push(outcome?.failed);
