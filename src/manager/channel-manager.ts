@@ -184,9 +184,8 @@ export class ChannelManager {
     // Set when the bus says, as a final is about to go out, that another process has the message now.
     let isLost = false;
     try {
-      const answer = this.fenced(this.replyTo(message, channel), delivery, () => {
+      const answer = this.fenced(this.replyTo(message, channel), message, delivery, () => {
         isLost = true;
-        log.warn('turn taken over by another process; it answers');
       });
       reply = answer;
       const outcome = await this.untilDatabaseAnswers(async () => {
@@ -335,7 +334,7 @@ export class ChannelManager {
    * over meanwhile and answers it: the final is then not sent, the reply is abandoned and
    * `onLost` is told. A bus that cannot lose a message (in-process) gives no such check.
    */
-  private fenced(reply: DurableReply, delivery: Delivery, onLost: () => void): DurableReply {
+  private fenced(reply: DurableReply, message: InboundMessage, delivery: Delivery, onLost: () => void): DurableReply {
     const { isStillHeld } = delivery;
     if (isStillHeld === undefined) return reply;
     return {
@@ -343,10 +342,16 @@ export class ChannelManager {
       abandon: () => reply.abandon?.(),
       finish: async (text, outcome, files) => {
         if (await isStillHeld()) return reply.finish(text, outcome, files);
-        reply.abandon?.();
+        this.standDown(reply, message);
         onLost();
       },
     };
+  }
+
+  /** Another process answers `message` now: nothing more of this reply goes out. */
+  private standDown(reply: Reply, message: InboundMessage): void {
+    reply.abandon?.();
+    this.deps.logger.warn({ channel: message.channel, chatId: message.chatId, messageId: message.messageId }, 'turn taken over by another process; it answers');
   }
 
   /**
@@ -383,14 +388,19 @@ export class ChannelManager {
    */
   private async wasAnsweredByFirstWorker(message: InboundMessage, key: DedupeKey | undefined, signal: AbortSignal, log: Logger): Promise<boolean> {
     const threadId = message.scheduled?.threadId ?? (await this.deps.threads.find(message));
+    let waited = false;
     if (threadId !== undefined) {
       log.info('waiting for the run of a worker that died to release the thread');
-      const waited = await this.awaitIdleThread(threadId, DEAD_RUN_WAIT_MS, signal);
-      if (key !== undefined && waited && !(await this.hasFinished(key, log))) await sleep(IDLE_THREAD_POLL_MS, signal).catch(() => undefined);
+      waited = await this.awaitIdleThread(threadId, DEAD_RUN_WAIT_MS, signal);
     }
-    if (key === undefined || !(await this.hasFinished(key, log))) return false;
-    log.info('message taken over was answered by its first worker; not run again');
-    return true;
+    if (key === undefined) return false;
+    let isAnswered = await this.hasFinished(key, log);
+    if (!isAnswered && waited) {
+      await sleep(IDLE_THREAD_POLL_MS, signal).catch(() => undefined);
+      isAnswered = await this.hasFinished(key, log);
+    }
+    if (isAnswered) log.info('message taken over was answered by its first worker; not run again');
+    return isAnswered;
   }
 
   /**
@@ -593,8 +603,7 @@ export class ChannelManager {
       throw error;
     }
     if (result.takenOver) {
-      reply.abandon?.();
-      this.deps.logger.warn({ channel: message.channel, chatId: message.chatId, messageId: message.messageId }, 'turn taken over by another process; it answers');
+      this.standDown(reply, message);
       return LEFT_TO_ANOTHER;
     }
     const outputs = result.failed ? { files: [], names: [] } : await this.files.presented(result.values, userId, threadId);

@@ -121,6 +121,11 @@ const DEFAULT_MAX_BACKGROUND_RUNS = 4;
  * its lease): the run then stops without a word, and the process that took the message answers.
  */
 const TAKEN_OVER = 'taken over';
+/** Stops a run that another process ended: as cancelled, or silently when it took the run over. */
+function stopFor(ending: Exclude<RunEnding, 'finished'>, controller: AbortController): void {
+  controller.abort(ending === 'taken-over' ? TAKEN_OVER : undefined);
+}
+
 /** How often `joinRun` looks at a run held by another process. */
 const JOIN_POLL_MS = 250;
 
@@ -380,10 +385,7 @@ class EmbeddedRuntime implements AgentRuntime {
     const lease = setInterval(() => {
       this.store
         .renewLease(run.run_id)
-        .then((hold) => {
-          if (hold === 'cancelled') controller.abort();
-          else if (hold === 'taken-over') controller.abort(TAKEN_OVER);
-        })
+        .then((hold) => hold !== 'held' && stopFor(hold, controller))
         .catch((error: unknown) => this.options.logger.warn({ runId: run.run_id, err: describeError(error) }, 'lease renewal failed'));
     }, this.leaseRenewMs);
     lease.unref();
@@ -474,7 +476,7 @@ class EmbeddedRuntime implements AgentRuntime {
       // Ended by another process meanwhile (a cancel there, or a takeover): nothing of it is this process's to deliver.
       const stopUnlessFinished = (ending: RunEnding) => {
         if (ending === 'finished') return;
-        controller.abort(ending === 'taken-over' ? TAKEN_OVER : undefined);
+        stopFor(ending, controller);
         throw new Error(`run ended by another process (${ending})`);
       };
       // Most threads have no goal: then the run ends in the statement that found none.
