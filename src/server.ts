@@ -348,14 +348,17 @@ async function createAgentRuntime(options: {
   }
   return createEmbeddedRuntime({
     db: database.db,
-    // Scaled out, a dead process's run frees its thread by the time its message is handed on
-    // (half the handover), so the takeover does not wait for it; alone, leases only guard restarts.
-    ...(isSoleProcess ? {} : { leaseMs: (config.redis.handover_seconds * 1000) / 2 }),
+    // Scaled out, a dead process's run frees its thread soon after its message is handed on (the
+    // bus lock lasts half the handover). Three quarters, renewed every third: a lease that lapsed
+    // then means the process stalled past its bus lock too, so the message is being taken over
+    // and a lapsed run may stop (`canBeTakenOver`). Alone, leases only guard restarts.
+    ...(isSoleProcess ? {} : { leaseMs: (config.redis.handover_seconds * 1000 * 3) / 4 }),
     models: config.models,
     agentsDir,
     defaultAgentsDir: DEFAULT_AGENTS_DIR,
     logger: logger.child({ component: 'runtime' }),
     isSoleProcess,
+    canBeTakenOver: config.redis.url !== undefined,
     maxBackgroundRuns: config.channels.max_background_runs,
     chatModels: agent.chatModels,
     tools: [...agent.sandboxTools, ...agent.webTools],

@@ -74,6 +74,11 @@ export interface EmbeddedRuntimeOptions {
   leaseMs?: number;
   /** True when no other process shares the database (PGlite): active runs found at start are orphans. */
   isSoleProcess?: boolean;
+  /**
+   * True when another process may take a message over once its run's lease lapsed (the Redis
+   * bus): such a run then stops instead of renewing. Default false.
+   */
+  canBeTakenOver?: boolean;
   /** Background runs (`createRun`) working at once; more wait for a slot, holding their thread. Default 4. */
   maxBackgroundRuns?: number;
   /** Default recursion limit of a run; default 100 (reference §4.5). */
@@ -143,7 +148,7 @@ export async function createEmbeddedRuntime(options: EmbeddedRuntimeOptions): Pr
     if (defaultAgentsDir === undefined || defaultAgentsDir === agentsDir) throw error;
     return loadAgentSoul(defaultAgentsDir, DEFAULT_AGENT_NAME);
   });
-  const store = new RunStore(options.db, options.leaseMs ?? 30_000);
+  const store = new RunStore(options.db, options.leaseMs ?? 30_000, options.canBeTakenOver);
   if (options.isSoleProcess) {
     const orphans = await store.failAllActiveRuns('interrupted: the server stopped while the run was active');
     if (orphans > 0) options.logger.warn({ orphans }, 'marked runs left active by a previous process as failed');

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, lt, type Placeholder, type SQL, sql } from 'drizzle-orm';
 import { type Database, FOREIGN_KEY_VIOLATION, sqlState, UNIQUE_VIOLATION } from '../../db/index.js';
 import { runs, type TokenUsage, threadGoals, threads } from '../../db/schema/index.js';
 import { ConflictError, NotFoundError, ThreadBusyError } from '../../errors.js';
@@ -42,9 +42,16 @@ function priorStatusOf(runId: string | Placeholder): SQL<RunStatus | null> {
 export class RunStore {
   private perRun: ReturnType<typeof perRunStatements> | undefined;
 
+  /**
+   * @param canBeTakenOver Messages can pass to another process (the Redis bus): a run whose lease
+   * lapsed is then not renewed again, since the process that takes its message over may admit a
+   * run of its own on the thread at any moment. Otherwise nobody else would answer, and a run
+   * renews its lease however late.
+   */
   constructor(
     private readonly db: Database,
     private readonly leaseMs: number,
+    private readonly canBeTakenOver = false,
   ) {}
 
   /** The statements every run sends, built on first use. */
@@ -104,7 +111,12 @@ export class RunStore {
       .set({ status: 'error', error: 'lease expired: the process running it stopped', finishedAt: new Date() })
       .where(and(eq(runs.threadId, run.threadId), inArray(runs.status, ACTIVE), lt(runs.leaseExpiresAt, sql`now()`)))
       .returning({ id: runs.id });
-    if (expired.length === 0) throw new ThreadBusyError(run.threadId, await this.activeRunId(run.threadId));
+    if (expired.length === 0) {
+      // The run that blocked the insert may have ended meanwhile (a process that stalled past its
+      // lease stopping its own run): then the thread is free, and the insert is tried once more.
+      const activeRunId = await this.activeRunId(run.threadId);
+      if (activeRunId !== undefined) throw new ThreadBusyError(run.threadId, activeRunId);
+    }
     try {
       return await this.insertRun(run);
     } catch (error) {
@@ -138,13 +150,11 @@ export class RunStore {
    * Extends the lease while the run is active. Says so when another process ended it meanwhile:
    * a cancel that reached it there, or a takeover after its lease ran out (the event loop stalled
    * past it, and the thread was admitted to a run of the process that took the message over).
+   * Where messages can be taken over, a lease that lapsed counts as taken over already.
    */
   async renewLease(runId: string): Promise<RunHold> {
-    const [row] = await this.db
-      .update(runs)
-      .set({ leaseExpiresAt: this.leaseDeadline() })
-      .where(and(eq(runs.id, runId), inArray(runs.status, ACTIVE)))
-      .returning({ status: runs.status });
+    const isHeld = and(eq(runs.id, runId), inArray(runs.status, ACTIVE), this.canBeTakenOver ? gte(runs.leaseExpiresAt, sql`now()`) : undefined);
+    const [row] = await this.db.update(runs).set({ leaseExpiresAt: this.leaseDeadline() }).where(isHeld).returning({ status: runs.status });
     if (row) return 'held';
     const [ended] = await this.db.select({ status: runs.status }).from(runs).where(eq(runs.id, runId));
     return endedElsewhere(ended?.status);

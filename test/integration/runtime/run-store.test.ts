@@ -78,4 +78,16 @@ describe.each(testDatabaseKinds())('RunStore.finishRunUnlessGoal on %s', (kind) 
     expect(await store.activeRunId(threadId)).toBe(taker.id);
     expect(await store.renewLease(taker.id)).toBe('held');
   });
+
+  it('renews a lapsed lease only where no other process can take the message over', async () => {
+    const lapsing = new RunStore(database.db, -1000);
+    const threadId = randomUUID();
+    await lapsing.createThread(threadId, {}, 'raise');
+    const run = await lapsing.admitRun({ id: randomUUID(), threadId, assistantId: 'lead_agent', metadata: {}, kwargs: {} });
+    // Scaled out: the message is being taken over, and a run of the taker may take the thread at once.
+    expect(await new RunStore(database.db, 30_000, true).renewLease(run.id)).toBe('taken-over');
+    // Alone: nobody else would answer, so the run goes on.
+    expect(await store.renewLease(run.id)).toBe('held');
+    expect(await store.activeRunId(threadId)).toBe(run.id);
+  });
 });
